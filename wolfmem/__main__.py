@@ -1,0 +1,5 @@
+"""`python -m wolfmem` runs the CLI."""
+
+from .cli import main
+
+main()

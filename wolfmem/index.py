@@ -1,0 +1,275 @@
+"""The fact-level full-text index. The only module that imports whoosh (besides the shared stemmer)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from whoosh import index as whoosh_index
+from whoosh import query as wq
+from whoosh import scoring
+from whoosh.analysis import StemmingAnalyzer
+from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
+
+from .errors import IndexUnavailable
+from .text import STOP_WORDS
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 3
+_VERSION_FILE = "wolfmem-schema.json"
+_OPEN_ATTEMPTS = 25
+
+# Field weights for BM25F: a fact's section heading names its subject; neighbouring lines are weak evidence.
+FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.35}
+
+
+@dataclass(frozen=True)
+class FactDoc:
+    """One fact as the index stores it."""
+
+    doc_id: str
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    revision: str
+    context: str = ""
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    """A stored fact that matched a query, with its score."""
+
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    revision: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on which facts a search may return."""
+
+    sources: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    after: str | None = None
+    before: str | None = None
+
+
+def _analyzer() -> StemmingAnalyzer:
+    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1)
+
+
+def _schema() -> Schema:
+    analyzer = _analyzer()
+    return Schema(
+        doc_id=ID(unique=True, stored=True),
+        path=ID(stored=True),
+        source=ID(stored=True),
+        section=TEXT(analyzer=analyzer, stored=True),
+        line=NUMERIC(stored=True),
+        text=TEXT(analyzer=analyzer, stored=True),
+        context=TEXT(analyzer=analyzer),
+        date=ID(stored=True),
+        revision=STORED,
+        key=ID,
+    )
+
+
+class FactIndex:
+    """A Whoosh index of facts that rebuilds itself when missing, corrupt or of an old schema."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._ix: whoosh_index.Index | None = None
+        self._searcher = None
+        self._analyzer = _analyzer()
+        self.created_fresh = False
+
+    # -- lifecycle ------------------------------------------------------------
+    def open(self) -> None:
+        """Open the index, creating an empty one (created_fresh=True) when it is unusable."""
+        if self._ix is not None:
+            return
+        if self._usable():
+            try:
+                self._ix = self._retry(lambda: whoosh_index.open_dir(str(self.directory)))
+                return
+            except IndexUnavailable:
+                log.warning("index at %s is unreadable; rebuilding it", self.directory)
+        self._create()
+
+    def _usable(self) -> bool:
+        marker = self.directory / _VERSION_FILE
+        try:
+            version = json.loads(marker.read_text())["schema"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        return version == SCHEMA_VERSION and whoosh_index.exists_in(str(self.directory))
+
+    def _create(self) -> None:
+        if self.directory.exists():
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ix = FileStorage(str(self.directory)).create_index(_schema())
+        (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
+        self.created_fresh = True
+
+    def reset(self) -> None:
+        """Drop everything and start from an empty index (the caller re-indexes)."""
+        self.close()
+        self._create()
+
+    def close(self) -> None:
+        """Release the searcher and the index handle."""
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+        self._ix = None
+
+    # -- writing --------------------------------------------------------------
+    def replace_files(self, docs_by_path: Mapping[str, Sequence[FactDoc]], removed: Iterable[str]) -> None:
+        """In one commit: drop every fact of the given paths and removed paths, then add the new facts."""
+        self.open()
+        assert self._ix is not None
+        writer = self._ix.writer(timeout=30.0)
+        try:
+            for path in set(removed) | set(docs_by_path):
+                writer.delete_by_term("path", path)
+            seen: set[str] = set()
+            for docs in docs_by_path.values():
+                for doc in docs:
+                    # Whoosh would keep both copies of a key added twice in one writer.
+                    if doc.doc_id in seen:
+                        continue
+                    seen.add(doc.doc_id)
+                    writer.add_document(**_fields(doc))
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit()
+
+    # -- reading --------------------------------------------------------------
+    def analyse(self, text: str) -> list[str]:
+        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
+        return [token.text for token in self._analyzer(text)]
+
+    def search(
+        self,
+        terms: Mapping[str, float],
+        filters: Filters = Filters(),
+        limit: int = 10,
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+    ) -> list[IndexHit]:
+        """Facts matching any of the weighted terms (OR), best first under BM25F."""
+        if not terms:
+            return []
+        clauses = [
+            wq.Term(field, term, boost=weight * boost)
+            for term, boost in terms.items()
+            for field, weight in weights.items()
+            if weight > 0
+        ]
+        searcher = self._current_searcher()
+        results = searcher.search(wq.Or(clauses), limit=limit, filter=_filter_query(filters))
+        return [_hit(result, result.score) for result in results]
+
+    def count(self) -> int:
+        """How many facts the index holds."""
+        return self._current_searcher().doc_count()
+
+    def doc_frequency(self, field: str, term: str) -> int:
+        """How many facts hold a term in a field."""
+        return self._current_searcher().doc_frequency(field, term)
+
+    def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
+        """Every stored fact passing the filters, in no particular order."""
+        hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
+        for result in hits:
+            yield _hit(result, 0.0)
+
+    def _current_searcher(self):
+        """A searcher that sees the latest commit, from any process."""
+        self.open()
+        assert self._ix is not None
+        if self._searcher is not None and not self._retry(self._searcher.up_to_date):
+            # Whoosh's refresh(reuse=...) trips over empty readers, so open anew instead.
+            self._searcher.close()
+            self._searcher = None
+        if self._searcher is None:
+            self._searcher = self._retry(
+                lambda: self._ix.searcher(weighting=scoring.BM25F(B=0.75, K1=1.2))
+            )
+        return self._searcher
+
+    @staticmethod
+    def _retry(opener):
+        """Run an open that may race another process's commit (Whoosh's _MAIN_N.toc vanishes briefly)."""
+        delay = 0.002
+        last: Exception | None = None
+        for _ in range(_OPEN_ATTEMPTS):
+            try:
+                return opener()
+            except (FileNotFoundError, whoosh_index.EmptyIndexError, OSError) as exc:
+                last = exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
+
+
+def _fields(doc: FactDoc) -> dict[str, object]:
+    return {
+        "doc_id": doc.doc_id,
+        "path": doc.path,
+        "source": doc.source,
+        "section": doc.section,
+        "line": doc.line,
+        "text": doc.text,
+        "context": doc.context,
+        "date": doc.date,
+        "revision": doc.revision,
+        "key": doc.key,
+    }
+
+
+def _hit(result, score: float) -> IndexHit:
+    return IndexHit(
+        path=result["path"],
+        source=result["source"],
+        section=result.get("section", ""),
+        line=int(result["line"]),
+        text=result["text"],
+        date=result.get("date", ""),
+        revision=result.get("revision", ""),
+        score=float(score),
+    )
+
+
+def _filter_query(filters: Filters) -> wq.Query | None:
+    parts: list[wq.Query] = []
+    if filters.sources:
+        parts.append(wq.Or([wq.Term("source", source) for source in filters.sources]))
+    if filters.paths:
+        parts.append(wq.Or([wq.Term("path", path) for path in filters.paths]))
+    if filters.keys:
+        parts.append(wq.Or([wq.Term("key", key) for key in filters.keys]))
+    if filters.after or filters.before:
+        parts.append(wq.TermRange("date", filters.after or "0000-00-00", filters.before or "9999-99-99"))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -1,0 +1,270 @@
+"""The write path: memory_save (validate, dedup, route, insert) and episode logging, under the vault lock."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from . import markdown
+from .errors import InvalidFact, UsageError
+from .facts import Relation, clean_fact, mentions_entity, relate
+from .index import Filters
+from .refs import make_ref
+from .secrets import find_secret
+from .state import StateStore
+from .sync import Syncer, fact_key
+from .vault import CURATED, Vault, template_text
+
+UNFILED = "Unfiled"
+CANDIDATES = 12
+MAX_TOPIC_CHARS = 80
+MAX_REQUEST_ID_CHARS = 200
+MAX_BULLET_CHARS = 500
+MAX_HEADLINE_CHARS = 100
+CAS_ATTEMPTS = 20
+
+TYPE_ALIASES = {
+    **{name: name for name in CURATED},
+    "person": "people",
+    "project": "projects",
+    "preference": "preferences",
+    "decision": "decisions",
+    "tech": "technical",
+}
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What memory_save tells the agent: what happened and where the fact lives."""
+
+    status: str  # "saved" | "duplicate"
+    path: str
+    line: int
+    section: str
+    ref: str
+    message: str
+    duplicate_of: str | None = None
+    possibly_contradicts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form, without empty optional fields."""
+        data = asdict(self)
+        if data["duplicate_of"] is None:
+            del data["duplicate_of"]
+        if not data["possibly_contradicts"]:
+            del data["possibly_contradicts"]
+        return data
+
+
+def route(type_name: str) -> str:
+    """The curated file name a save type goes to, or a UsageError listing the valid types."""
+    key = type_name.strip().casefold() if isinstance(type_name, str) else ""
+    if key not in TYPE_ALIASES:
+        raise UsageError(
+            f"unknown type {type_name!r}; use one of: {', '.join(CURATED)} (default: technical)"
+        )
+    return TYPE_ALIASES[key]
+
+
+def clean_topic(topic: str | None) -> str | None:
+    """A usable section name, None for no topic, or a UsageError saying how to fix it."""
+    if topic is None:
+        return None
+    if not isinstance(topic, str):
+        raise UsageError(f"topic must be text, not {type(topic).__name__}")
+    cleaned = re.sub(r"\s+", " ", topic.strip().lstrip("#").strip())
+    if not cleaned:
+        raise UsageError("topic is empty — pass a section name like 'Sarah (Manager)' or omit it")
+    if "\n" in topic or "\r" in topic or len(cleaned) > MAX_TOPIC_CHARS:
+        raise UsageError(f"topic must be one short line (at most {MAX_TOPIC_CHARS} characters), e.g. 'wolfmem'")
+    if any(mark in cleaned for mark in ("```", "~~~", "|", "<!--")):
+        raise UsageError("topic must be plain words, not markdown — e.g. 'Sarah (Manager)'")
+    kind = find_secret(cleaned)
+    if kind:
+        raise InvalidFact(f"refused: the topic looks like a secret ({kind}); name the subject instead")
+    return cleaned
+
+
+def one_line(text: str, cap: int) -> str:
+    """Collapse whitespace to single spaces and cap the length with an ellipsis."""
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
+
+
+class Saver:
+    """Performs saves and episode appends for one vault."""
+
+    def __init__(self, vault: Vault, syncer: Syncer, state: StateStore, clock: Callable[[], datetime]) -> None:
+        self.vault = vault
+        self.syncer = syncer
+        self.state = state
+        self.clock = clock
+
+    # -- memory_save ----------------------------------------------------------
+    def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
+        """Validate, dedup against every curated fact, then insert the fact as one bullet line."""
+        if request_id is not None:
+            if not isinstance(request_id, str) or not request_id.strip() or len(request_id) > MAX_REQUEST_ID_CHARS:
+                raise UsageError(
+                    f"request_id must be a non-empty string of at most {MAX_REQUEST_ID_CHARS} characters"
+                )
+            earlier = self.state.receipt(request_id)
+            if earlier is not None:
+                return Receipt(**earlier)
+        if not isinstance(fact, str):
+            raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
+        name = route(type_name)
+        heading = clean_topic(topic)
+        sentence = clean_fact(fact)
+        with self.vault.lock():
+            if request_id is not None:
+                earlier = self.state.receipt(request_id)
+                if earlier is not None:
+                    return Receipt(**earlier)
+            self.syncer.sync_locked()
+            duplicate, contradicted = self._dedup(sentence)
+            receipt = duplicate or self._insert(sentence, name, heading, contradicted)
+            if request_id is not None:
+                self.state.put_receipt(request_id, asdict(receipt), self.clock().date().isoformat())
+        return receipt
+
+    def _dedup(self, sentence: str) -> tuple[Receipt | None, list[str]]:
+        """A duplicate receipt when the fact is on file already, else the refs it may contradict."""
+        index = self.syncer.index
+        curated = tuple(f"knowledge/{name}.md" for name in CURATED)
+        same = list(index.iter_facts(Filters(paths=curated, keys=(fact_key(sentence),))))
+        if same:
+            first = min(same, key=lambda hit: (hit.path, hit.line))
+            return self._duplicate(first.path, first.line, first.section), []
+        contradicted: list[str] = []
+        terms = {term: 1.0 for term in index.analyse(sentence)}
+        for hit in index.search(terms, Filters(paths=curated), CANDIDATES):
+            relation = relate(sentence, hit.text)
+            if relation is Relation.DUPLICATE:
+                return self._duplicate(hit.path, hit.line, hit.section), []
+            if relation is Relation.CONTRADICTS:
+                contradicted.append(make_ref(hit.path, hit.line))
+        return None, contradicted
+
+    def _duplicate(self, path: str, line: int, section: str) -> Receipt:
+        ref = make_ref(path, line)
+        return Receipt(
+            status="duplicate",
+            path=path,
+            line=line,
+            section=section,
+            ref=ref,
+            message=f"Already on file at {ref}; nothing was written.",
+            duplicate_of=ref,
+        )
+
+    def _insert(self, sentence: str, name: str, topic: str | None, contradicted: list[str]) -> Receipt:
+        """Insert the bullet into its section, re-reading if someone else wrote the file meanwhile."""
+        rel = f"knowledge/{name}.md"
+        path = self.vault.resolve(rel)
+        for _ in range(CAS_ATTEMPTS):
+            before = _read_or_empty(path)
+            try:
+                text = before.decode("utf-8") if before.strip() else template_text(name)
+            except UnicodeDecodeError:
+                raise UsageError(f"{rel} is not UTF-8 text; fix it before saving to it") from None
+            parsed = markdown.parse(text)
+            heading = self._choose_section(parsed, sentence, topic)
+            try:
+                new_text, line = markdown.add_fact(text, sentence, heading, parsed.title or name.title())
+            except ValueError as exc:
+                raise InvalidFact(str(exc)) from None
+            # A person's editor does not take our lock: write only if the file is still what we read.
+            if _read_or_empty(path) != before:
+                continue
+            data = self.vault.write_text(rel, new_text)
+            break
+        else:
+            raise UsageError(f"{rel} kept changing while saving; try again")
+        self.syncer.reindex_text(rel, data)
+        self.state.add_snapshot_lines(rel, [f"- {sentence}"])
+        self.state.note_first_seen(rel, [fact_key(sentence)], self.clock().date().isoformat())
+        ref = make_ref(rel, line)
+        message = f"Saved to {rel} under '## {heading}' ({ref})."
+        if contradicted:
+            message += (
+                " It may contradict " + ", ".join(contradicted) + "; if that older fact is now wrong, "
+                "tell the user — nightly curation keeps the newest."
+            )
+        return Receipt("saved", rel, line, heading, ref, message, None, contradicted)
+
+    @staticmethod
+    def _choose_section(parsed: markdown.ParsedFile, sentence: str, topic: str | None) -> str:
+        """The topic's section, else a section whose heading names an entity the fact mentions, else Unfiled."""
+        if topic is not None:
+            existing = markdown.find_section(parsed, topic)
+            return existing.heading if existing else topic
+        for section in parsed.sections:
+            if mentions_entity(section.heading, sentence):
+                return section.heading
+        existing = markdown.find_section(parsed, UNFILED)
+        return existing.heading if existing else UNFILED
+
+    # -- episodes -------------------------------------------------------------
+    def log_episode(
+        self, text: str | list[str], headline: str | None, when: datetime | None
+    ) -> tuple[str, int, str, str]:
+        """Append one episode block; return (path, line of its first bullet, that bullet, day)."""
+        bullets, title = episode_fields(text, headline)
+        moment = when or self.clock()
+        day = moment.strftime("%Y-%m-%d")
+        rel = f"episodes/{day}.md"
+        path = self.vault.resolve(rel)
+        with self.vault.lock():
+            for _ in range(CAS_ATTEMPTS):
+                before = _read_or_empty(path)
+                try:
+                    old = before.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise UsageError(f"{rel} is not UTF-8 text; fix or move it, then log again") from None
+                newline = "\r\n" if "\r\n" in old else "\n"
+                head = old if old.strip() else markdown.episode_title(day).replace("\n", newline)
+                if not head.endswith(("\n", "\r")):
+                    head += newline
+                block = markdown.episode_block(moment.strftime("%H:%M"), title, bullets, newline)
+                if _read_or_empty(path) == before:
+                    data = self.vault.write_text(rel, head + block)
+                    break
+            else:
+                raise UsageError(f"{rel} kept changing while logging; try again")
+            self.syncer.reindex_text(rel, data)
+        # The block is a blank line, the `##` heading, then the bullets.
+        return rel, len(head.splitlines()) + 3, bullets[0], day
+
+
+def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[str], str]:
+    """An episode's bullets and headline, each one capped line; refuses empty text and secrets."""
+    if isinstance(text, str):
+        items = [text]
+    elif isinstance(text, list) and all(isinstance(item, str) for item in text):
+        items = text
+    else:
+        raise UsageError("an episode is text or a list of texts, one line each")
+    bullets = [one_line(re.sub(r"^\s*[-*+]\s+", "", item), MAX_BULLET_CHARS) for item in items]
+    bullets = [bullet for bullet in bullets if bullet]
+    if not bullets:
+        raise UsageError("the episode is empty — say what happened, e.g. 'Deployed v2 to staging'")
+    if headline is not None and not isinstance(headline, str):
+        raise UsageError("headline must be text")
+    title = one_line(headline or "", MAX_HEADLINE_CHARS) or one_line(bullets[0], 60)
+    for piece in (title, *bullets):
+        kind = find_secret(piece)
+        if kind:
+            raise InvalidFact(f"refused: the episode looks like it holds a secret ({kind}); leave it out")
+    return bullets, title
+
+
+def _read_or_empty(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""

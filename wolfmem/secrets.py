@@ -1,0 +1,179 @@
+"""The one secret detector, shared by saving and curation.
+
+`find_secret(text)` checks, in order:
+
+1. `PATTERNS`: provider key formats (OpenAI, AWS, GitHub, Slack, Stripe, Google,
+   JWT, PEM private keys) and URLs with `user:password@` credentials.
+2. Assignments such as `password: hunter2` or `api_key=...`, unless the value
+   is a placeholder (`${DB_PASSWORD}`, `<redacted>`, `***`), an env-var name
+   (`DB_PASSWORD`), a path, or an ordinary word ("password: stored in Vault").
+3. The high-entropy rule for keys no pattern knows: a run of at least 32
+   characters from `[A-Za-z0-9+/_=-]` that mixes at least two of
+   lower/upper/digit, has Shannon entropy of at least 4.0 bits per character
+   (3.0 for hex), and does not read like words ("src/components/UserSettings",
+   "internationalization-support").  UUIDs and hex strings of up to 40
+   characters (MD5, git SHA-1) are *not* flagged: they are identifiers people
+   legitimately note down.  Longer hex (e.g. 64-char) is flagged, since
+   hex-encoded signing keys look exactly like that.
+
+Mentioning where a secret lives ("the Stripe key is in 1Password",
+"OPENAI_API_KEY env var", "sk-learn") is never flagged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+# (human name, pattern).  Order matters only for which name is reported.
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
+    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    # The lookahead needs a digit, so "sk-learn-style-pipelines-for-tabular-data" passes.
+    ("OpenAI API key",
+     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
+    ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("connection string with a password",
+     re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:(?P<value>[^\s/@]+)@[^\s/@]")),
+]
+
+# `password: x`, `api_key = "x"`, `"token": "x"`, `DB_PASSWORD=x`, `?token=x`.
+_ASSIGNMENT = re.compile(
+    r"(?i)\b(?:[a-z0-9]+[_-])*"
+    r"(?P<key>password|passwd|pwd|passphrase|secret|api[_-]?key|apikey|token)"
+    r"\b[\"']?\s*(?::=|[:=])\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+)
+_PASSWORD_KEYS = {"password", "passwd", "pwd", "passphrase"}
+# "the wifi password is hunter2" — only a lone final value that is not a word.
+_PASSWORD_IS = re.compile(
+    r"(?i)\b(?:password|passwd|passphrase)\s+(?:is|was)\s+"
+    r"[\"'`]?(?P<value>[^\s\"'`]+?)[\"'`]?[.!]?\s*$"
+)
+
+_PLACEHOLDER = re.compile(
+    r"""^(?:
+        \$\{.*\}|\$\(.*\)|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|\{\{.*\}\}|<.*>|\[.*\]
+        |[*x•.]{3,}|(?i:redacted|hidden|removed|none|null|nil|empty|unset|required
+        |optional|todo|tbd|n/?a|example|placeholder|changeme|your[\w-]*)
+    )$""",
+    re.VERBOSE,
+)
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+_PATH = re.compile(r"^(?:~|\.{0,2})/")
+# Where a secret lives, or words that start a sentence about it, not a value.
+_REFERENCE_WORDS = frozenset(
+    """in is are was stored kept saved lives lived managed see from via using at on
+    the a an our my your their env environment vault 1password bitwarden lastpass
+    keepass keychain rotated rotation monthly weekly daily set configured
+    true false yes no""".split()
+)
+
+_CANDIDATE = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+_UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+# Pieces of an identifier: camelCase words, lowercase runs, digit runs.
+_PIECE = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_MIN_ENTROPY = 4.0
+_MIN_HEX_ENTROPY = 3.0
+_MAX_PLAIN_HEX = 40
+
+
+def _unquote(value: str) -> str:
+    """Drop matching quotes and trailing sentence punctuation around a value."""
+    value = value.rstrip(".!?)")
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`":
+        value = value[1:-1]
+    return value.strip()
+
+
+def _is_placeholder(value: str) -> bool:
+    """Whether a value stands in for a secret (`${DB_PASSWORD}`, `<redacted>`, `DB_PASS`)."""
+    value = _unquote(value)
+    return bool(_PLACEHOLDER.match(value) or _ENV_NAME.match(value))
+
+
+def _is_real_value(value: str) -> bool:
+    """Whether an assigned value looks like an actual credential, not a reference."""
+    value = _unquote(value)
+    return not (
+        len(value) < 3
+        or _is_placeholder(value)
+        or _PATH.match(value)
+        or value.lower() in _REFERENCE_WORDS
+    )
+
+
+def _looks_like_password(value: str) -> bool:
+    """Whether a prose 'password is X' value mixes letters with digits or symbols."""
+    value = _unquote(value)
+    has_alpha = any(ch.isalpha() for ch in value)
+    has_other = any(not ch.isalpha() for ch in value)
+    return len(value) >= 6 and has_alpha and has_other and _is_real_value(value)
+
+
+def shannon_entropy(text: str) -> float:
+    """Shannon entropy of `text` in bits per character."""
+    counts = Counter(text)
+    total = len(text)
+    return -sum(n / total * math.log2(n / total) for n in counts.values())
+
+
+def _reads_like_words(token: str) -> bool:
+    """Whether a long token is made of word-like pieces (paths, identifiers)."""
+    pieces = _PIECE.findall(token)
+    wordy = [p for p in pieces if len(p) >= 3 and not p.isdigit()]
+    covered = sum(len(p) for p in wordy)
+    letters = "".join(wordy).lower()
+    vowels = sum(letters.count(v) for v in "aeiouy")
+    return covered >= 0.7 * len(token) and vowels >= 0.3 * max(len(letters), 1)
+
+
+def _is_high_entropy(token: str) -> bool:
+    """Whether a 32+ character run looks like a random key (rule in the module docstring)."""
+    if _UUID.match(token):
+        return False
+    if _HEX.match(token):
+        return len(token) > _MAX_PLAIN_HEX and shannon_entropy(token) >= _MIN_HEX_ENTROPY
+    classes = sum(
+        any(test(ch) for ch in token) for test in (str.islower, str.isupper, str.isdigit)
+    )
+    return (
+        classes >= 2
+        and shannon_entropy(token) >= _MIN_ENTROPY
+        and not _reads_like_words(token)
+    )
+
+
+def find_secret(text: str) -> str | None:
+    """Name the kind of secret `text` contains (e.g. "OpenAI API key"), or None."""
+    for name, pattern in PATTERNS:
+        for match in pattern.finditer(text):
+            value = match.groupdict().get("value")
+            # A URL password may be short ("u:p@"), so only placeholders excuse it.
+            if value is None or not _is_placeholder(value):
+                return name
+    for match in _ASSIGNMENT.finditer(text):
+        key = match.group("key").lower()
+        value = match.group("value")
+        if key in _PASSWORD_KEYS:
+            if _is_real_value(value):
+                return "password"
+        # "secret: yes" or "token: rotate it" are prose; real keys have digits or length.
+        elif _is_real_value(value) and (
+            len(_unquote(value)) >= 12 and any(ch.isdigit() for ch in value)
+        ):
+            return f"{key.replace('-', '_')} value"
+    match = _PASSWORD_IS.search(text)
+    if match and _looks_like_password(match.group("value")):
+        return "password"
+    for match in _CANDIDATE.finditer(text):
+        if _is_high_entropy(match.group()):
+            return "high-entropy token"
+    return None

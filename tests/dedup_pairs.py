@@ -51,6 +51,7 @@ DEDUP_PAIRS: list[tuple[str, str, Relation]] = [
     ("Prefers dark mode", "Prefers dark mode in VS Code", UNR),
     ("Prefers tabs in Go", "Prefers tabs", UNR),
     ("Sarah likes green tea", "Sarah likes tea", UNR),
+    ("The API runs on port 8080", "The API runs on port 8080 in prod", UNR),
     ("The API runs on port 8080", "The API is written in Go", UNR),
     ("Meeting with Bob on Monday", "Meeting with Alice on Friday", UNR),
     ("I prefer conventional commits", "I prefer squash merges", UNR),

@@ -13,7 +13,9 @@ unrelated to an old one, using only explainable word arithmetic:
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
-  negation agrees, and the Jaccard overlap of the word sets is >= 0.8.
+  negation agrees, and the Jaccard overlap of the word sets is >= 0.85
+  (so below seven words the sets must be equal: "runs on port 8080" is not a
+  duplicate of "runs on port 8080 in prod").
 * CONTRADICTS: both facts carry an unmatched value of the same kind (or one is
   negated and the other is not), and with the differing values removed the
   remaining words overlap >= 0.6 and still share a real topic: two words, or
@@ -34,7 +36,7 @@ from wolfmem.errors import InvalidFact, SecretRefused
 
 MAX_FACT_CHARS = 300
 
-_LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?")
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,3}[.)])(?:\s+(?:\[[ xX]\](?:\s+|$))?|$)")
 _HEADING = re.compile(r"^#{1,6}(?:\s|$)")
 _TABLE_ROW = re.compile(r"^\|.*\|$")
 _CANONICAL_CHARS = str.maketrans({
@@ -46,7 +48,9 @@ _CANONICAL_CHARS = str.maketrans({
 # --- sentence splitting --------------------------------------------------------
 
 # A terminator, any closing quotes/brackets, whitespace, then the next sentence.
-_BOUNDARY = re.compile(r"(?P<end>[.!?\u2026]+)[\"')\]\u201d\u2019]*\s+[\"'(\[\u201c\u2018]*(?P<next>\w)")
+_BOUNDARY = re.compile(
+    r"(?P<end>[.!?\u2026]+)[\"')\]\u201d\u2019]*\s+[\"'(\[\u201c\u2018]*(?P<next>\w)"
+)
 _ABBREVIATIONS = frozenset(
     """e.g i.e etc vs cf al approx incl esp resp viz dr mr mrs ms mx prof sr jr st mt
     inc ltd co corp dept est fig vol ch sec no ave blvd gen gov rev hon ph.d
@@ -116,7 +120,7 @@ def clean_fact(raw: str) -> str:
 
 
 def normalise(fact: str) -> str:
-    """Exact-duplicate key: casefolded, whitespace collapsed, quotes/dashes unified, no trailing punctuation."""
+    """Exact-duplicate key: casefolded, spacing, quotes and dashes unified, end punctuation gone."""
     fact = _LIST_MARKER.sub("", fact.translate(_CANONICAL_CHARS).strip(), count=1)
     return " ".join(fact.split()).casefold().rstrip(".!?;:, ")
 
@@ -139,6 +143,8 @@ _NEGATIONS = frozenset(
 _LIGHT_TOKENS = frozenset(
     "user users via through thru using go goes going went gone happen happens happened".split()
 )
+_DUPLICATE_OVERLAP = 0.85
+_CONTRADICTION_OVERLAP = 0.6
 _DOUBLED_END = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
 
@@ -216,7 +222,10 @@ def _read(fact: str) -> _Reading:
     fact = _LIST_MARKER.sub("", fact.translate(_CANONICAL_CHARS).strip(), count=1)
     fact = _THOUSANDS.sub("", fact)
     capitalised = _capitalised_words(fact)
-    plain, numbers, times, names = set(), set(), set(), set()
+    plain: set[str] = set()
+    numbers: set[str] = set()
+    times: set[str] = set()
+    names: set[str] = set()
     negated = False
     for token in text.tokens(fact):
         if token in _NEGATIONS or token.endswith("n't"):
@@ -262,7 +271,7 @@ def relate(new: str, old: str) -> Relation:
     differing = frozenset().union(*only_a.values(), *only_b.values())
     negation_flip = a.negated != b.negated
     if not differing and not negation_flip:
-        same = a.words and _jaccard(a.words, b.words) >= 0.8
+        same = a.words and _jaccard(a.words, b.words) >= _DUPLICATE_OVERLAP
         return Relation.DUPLICATE if same else Relation.UNRELATED
     clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]
     if not clashing and not negation_flip:
@@ -271,7 +280,8 @@ def relate(new: str, old: str) -> Relation:
     shared = topic_a & topic_b
     strong = shared - _WEAK_STEMS
     single_swap = len(differing) <= 2 and len(clashing) + negation_flip == 1
-    if _jaccard(topic_a, topic_b) >= 0.6 and strong and (len(shared) >= 2 or single_swap):
+    same_topic = _jaccard(topic_a, topic_b) >= _CONTRADICTION_OVERLAP
+    if same_topic and strong and (len(shared) >= 2 or single_swap):
         return Relation.CONTRADICTS
     return Relation.UNRELATED
 
@@ -290,7 +300,7 @@ _GENERIC_HEADING_WORDS = frozenset(
 
 
 def _entity_words(heading: str) -> list[str]:
-    """Distinctive words naming the entity of a `##` heading ('Project Atlas — x' -> ['Atlas'])."""
+    """Distinctive words naming a heading's entity ('Project Atlas — x' -> ['Atlas'])."""
     name = _QUALIFIER.sub(" ", heading.lstrip("#").translate(_CANONICAL_CHARS))
     name = _HEADING_SEPARATOR.split(name, maxsplit=1)[0]
     return [

@@ -1,0 +1,334 @@
+"""Retrieval quality on LoCoMo: wolfmem's search against SQLite FTS5 and rank_bm25 on the same lines.
+
+Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses]
+
+DIR holds LoCoMo conversation files (`26.json`, ...). For each one a fresh vault gets one episode
+bullet per dialog turn (`Speaker: text [image: caption]`) on the session's date, each category 1-4
+question is asked through `Memory.search`, and recall@5, recall@10 and hit@10 of the evidence
+dialog ids are reported, per conversation, per category and overall, as a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import wolfmem  # noqa: E402
+from wolfmem.text import STOP_WORDS, content_stems, tokens  # noqa: E402
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+K = 10
+_SESSION = re.compile(r"^session_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One dialog turn as an episode line."""
+
+    dia_id: str
+    session: int
+    when: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    """An answerable question and the dialog ids that answer it."""
+
+    text: str
+    evidence: tuple[str, ...]
+    category: int
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One LoCoMo conversation: its turns in order and its answerable questions."""
+
+    name: str
+    turns: tuple[Turn, ...]
+    questions: tuple[Question, ...]
+
+
+# -- loading ------------------------------------------------------------------
+def session_time(value: str) -> datetime:
+    """Parse LoCoMo's `1:56 pm on 8 May, 2023`."""
+    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def turn_text(turn: dict) -> str:
+    """The episode line of one dialog turn, on one line."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("blip_caption"):
+        text += f" [image: {turn['blip_caption']}]"
+    return " ".join(text.split())
+
+
+def load(path: Path) -> Conversation:
+    """Read one conversation file; drop category-5 questions and evidence ids that name no turn."""
+    data = json.loads(path.read_text("utf-8"))
+    data = data.get("conversation", data)  # the full release nests the dialog one level down
+    turns = []
+    numbers = sorted(int(m.group(1)) for key in data if (m := _SESSION.match(key)))
+    for number in numbers:
+        when = session_time(data[f"session_{number}_date_time"])
+        turns.extend(Turn(t["dia_id"], number, when, turn_text(t)) for t in data[f"session_{number}"])
+    known = {turn.dia_id for turn in turns}
+    questions = []
+    raw_qa = json.loads(path.read_text("utf-8")).get("qa", [])
+    for qa in raw_qa:
+        if qa["category"] not in CATEGORIES:
+            continue
+        # Some evidence is written "D8:6; D9:17" in one string.
+        evidence = tuple(e for item in qa["evidence"] for e in re.split(r"[;,\s]+", item) if e in known)
+        if evidence:
+            questions.append(Question(qa["question"], evidence, qa["category"]))
+    return Conversation(path.stem, tuple(turns), tuple(questions))
+
+
+# -- the vault ----------------------------------------------------------------
+def episode_files(turns: Sequence[Turn]) -> tuple[dict[str, str], dict[tuple[str, int], str]]:
+    """Episode file texts by vault path, and which (path, line) holds which dialog id."""
+    lines_by_file: dict[str, list[str]] = {}
+    where: dict[tuple[str, int], str] = {}
+    session = None
+    for turn in turns:
+        rel = f"episodes/{turn.when:%Y-%m-%d}.md"
+        lines = lines_by_file.setdefault(rel, [f"# {turn.when:%Y-%m-%d}"])
+        if turn.session != session:
+            session = turn.session
+            lines += ["", f"## {turn.when:%H:%M} — Session {turn.session}"]
+        lines.append(f"- {turn.text}")
+        where[(rel, len(lines))] = turn.dia_id
+    return {rel: "\n".join(lines) + "\n" for rel, lines in lines_by_file.items()}, where
+
+
+def build_vault(turns: Sequence[Turn], root: Path) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
+    """A fresh synced vault under root holding the turns; the caller closes the Memory."""
+    files, where = episode_files(turns)
+    vault = root / "vault"
+    memory = wolfmem.Memory(vault, wolfmem.Config(state_dir=str(root / "state")))
+    for rel, text in files.items():
+        (vault / rel).write_text(text, "utf-8")
+    memory.sync()
+    return memory, where
+
+
+# -- systems ------------------------------------------------------------------
+Ranker = Callable[[str], list[str]]
+
+
+def wolfmem_ranker(memory: wolfmem.Memory, where: dict[tuple[str, int], str]) -> Ranker:
+    """Dialog ids of Memory.search's top K hits."""
+
+    def rank(question: str) -> list[str]:
+        hits = memory.search(question, limit=K)
+        return [where.get((hit.path, hit.line), "?") for hit in hits]
+
+    return rank
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in tokens(text) if w not in STOP_WORDS]
+
+
+def fts5_ranker(turns: Sequence[Turn]) -> Ranker:
+    """SQLite FTS5 (porter unicode61): the question's non-stop words OR-ed, ranked by bm25()."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(dia_id UNINDEXED, text, tokenize='porter unicode61')")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(turn.dia_id, turn.text) for turn in turns])
+
+    def rank(question: str) -> list[str]:
+        words = {w.replace('"', "") for w in _words(question)}
+        if not words:
+            return []
+        match = " OR ".join(f'"{w}"' for w in sorted(words))
+        rows = db.execute("SELECT dia_id FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (match, K))
+        return [row[0] for row in rows]
+
+    return rank
+
+
+def bm25_ranker(turns: Sequence[Turn]) -> Ranker:
+    """rank_bm25's BM25Okapi over Porter stems without stop words."""
+    from rank_bm25 import BM25Okapi
+
+    ids = [turn.dia_id for turn in turns]
+    model = BM25Okapi([content_stems(turn.text) or ["_"] for turn in turns])
+
+    def rank(question: str) -> list[str]:
+        scores = model.get_scores(content_stems(question))
+        best = sorted(range(len(ids)), key=lambda i: -scores[i])[:K]
+        return [ids[i] for i in best if scores[i] > 0]
+
+    return rank
+
+
+# -- scoring ------------------------------------------------------------------
+def recall(ranked: Sequence[str], evidence: Iterable[str], k: int) -> float:
+    """The share of the evidence ids found in the first k ranked ids."""
+    wanted = set(evidence)
+    return len(wanted & set(ranked[:k])) / len(wanted)
+
+
+@dataclass
+class Tally:
+    """Per-question scores of one system on a set of questions."""
+
+    r5: list[float] = field(default_factory=list)
+    r10: list[float] = field(default_factory=list)
+    hit10: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+
+    def add(self, ranked: Sequence[str], evidence: Sequence[str], seconds: float) -> None:
+        """Score one question's ranking."""
+        self.r5.append(recall(ranked, evidence, 5))
+        self.r10.append(recall(ranked, evidence, 10))
+        self.hit10.append(1.0 if recall(ranked, evidence, 10) > 0 else 0.0)
+        self.seconds.append(seconds)
+
+    def extend(self, other: Tally) -> None:
+        """Fold another tally into this one."""
+        for name in ("r5", "r10", "hit10", "seconds"):
+            getattr(self, name).extend(getattr(other, name))
+
+    def means(self) -> tuple[float, float, float]:
+        """Mean recall@5, recall@10 and hit@10."""
+        return tuple(statistics.fmean(v) if v else 0.0 for v in (self.r5, self.r10, self.hit10))
+
+    def latency_ms(self) -> tuple[float, float]:
+        """p50 and p95 of the per-question search time, in milliseconds."""
+        if not self.seconds:
+            return 0.0, 0.0
+        ordered = sorted(self.seconds)
+        p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+        return statistics.median(ordered) * 1000, p95 * 1000
+
+
+def ask(rank: Ranker, questions: Sequence[Question], misses: list | None = None) -> dict[int, Tally]:
+    """Ask every question; tallies by category."""
+    tallies: dict[int, Tally] = defaultdict(Tally)
+    for question in questions:
+        started = time.perf_counter()
+        ranked = rank(question.text)
+        elapsed = time.perf_counter() - started
+        tallies[question.category].add(ranked, question.evidence, elapsed)
+        if misses is not None and recall(ranked, question.evidence, K) < 1:
+            misses.append((question, ranked))
+    return tallies
+
+
+SYSTEMS = ("wolfmem", "fts5", "bm25okapi")
+
+
+def evaluate(conversation: Conversation, work: Path, misses: list | None = None) -> dict[str, dict[int, Tally]]:
+    """Tallies by system and category for one conversation (the vault is built under work)."""
+    memory, where = build_vault(conversation.turns, work)
+    try:
+        memory.search("warm up the searcher", limit=1)
+        results = {"wolfmem": ask(wolfmem_ranker(memory, where), conversation.questions, misses)}
+    finally:
+        memory.close()
+    results["fts5"] = ask(fts5_ranker(conversation.turns), conversation.questions)
+    results["bm25okapi"] = ask(bm25_ranker(conversation.turns), conversation.questions)
+    return results
+
+
+def latency_on_large_vault(conversations: Sequence[Conversation], facts: int, work: Path) -> Tally:
+    """Search latency on a vault of about `facts` lines: the turns repeated on shifted years."""
+    turns: list[Turn] = []
+    copy = 0
+    while len(turns) < facts:
+        for conversation in conversations:
+            for turn in conversation.turns:
+                when = turn.when.replace(year=turn.when.year + copy)
+                turns.append(Turn(f"{copy}:{turn.dia_id}", turn.session + 100 * copy, when, turn.text))
+        copy += 1
+    memory, _ = build_vault(turns[:facts], work)
+    tally = Tally()
+    try:
+        memory.search("warm up the searcher", limit=1)
+        for conversation in conversations:
+            for question in conversation.questions:
+                started = time.perf_counter()
+                memory.search(question.text, limit=K)
+                tally.seconds.append(time.perf_counter() - started)
+    finally:
+        memory.close()
+    return tally
+
+
+# -- report -------------------------------------------------------------------
+def table(rows: list[tuple[str, str, Tally]]) -> str:
+    """A markdown table of (scope, system, tally) rows."""
+    out = [
+        "| scope | system | questions | recall@5 | recall@10 | hit@10 | p50 ms | p95 ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for scope, system, tally in rows:
+        r5, r10, hit = tally.means()
+        p50, p95 = tally.latency_ms()
+        out.append(
+            f"| {scope} | {system} | {len(tally.r10)} | {r5:.3f} | {r10:.3f} | {hit:.3f} | {p50:.2f} | {p95:.2f} |"
+        )
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark and print markdown tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", type=Path, help="folder with LoCoMo conversation json files")
+    parser.add_argument("--latency-facts", type=int, default=10_000,
+                        help="also time wolfmem search on a vault of this many facts (0: skip)")
+    parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
+    args = parser.parse_args(argv)
+    paths = sorted(args.dir.glob("*.json"))
+    if not paths:
+        parser.error(f"no .json files in {args.dir}")
+    started = time.perf_counter()
+    conversations = [load(path) for path in paths]
+    overall = {system: Tally() for system in SYSTEMS}
+    by_category = {(system, c): Tally() for system in SYSTEMS for c in CATEGORIES}
+    rows: list[tuple[str, str, Tally]] = []
+    misses: list | None = [] if args.show_misses else None
+    with tempfile.TemporaryDirectory(prefix="wolfmem-locomo-") as tmp:
+        for conversation in conversations:
+            results = evaluate(conversation, Path(tmp) / conversation.name, misses)
+            for system in SYSTEMS:
+                conv_tally = Tally()
+                for category, tally in results[system].items():
+                    conv_tally.extend(tally)
+                    by_category[(system, category)].extend(tally)
+                overall[system].extend(conv_tally)
+                rows.append((f"conv {conversation.name}", system, conv_tally))
+        for category, name in CATEGORIES.items():
+            rows.extend((f"cat {category} {name}", s, by_category[(s, category)]) for s in SYSTEMS)
+        rows.extend(("**overall**", s, overall[s]) for s in SYSTEMS)
+        print(table(rows))
+        if args.latency_facts:
+            tally = latency_on_large_vault(conversations, args.latency_facts, Path(tmp) / "large")
+            p50, p95 = tally.latency_ms()
+            print(f"\nwolfmem search on a {args.latency_facts:,}-fact vault: "
+                  f"p50 {p50:.2f} ms, p95 {p95:.2f} ms ({len(tally.seconds)} questions)")
+    if misses:
+        print("\n## wolfmem misses")
+        for question, ranked in misses:
+            print(f"- [{question.category}] {question.text} want {list(question.evidence)} got {ranked}")
+    print(f"\ntotal {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,6 +10,7 @@ from typing import Any
 
 import openai
 
+from .config import Config, llm_api_key
 from .errors import LLMError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -43,6 +44,17 @@ class LLMSettings:
     def endpoint(self) -> str:
         """The base URL requests go to."""
         return self.base_url or OPENAI_BASE_URL
+
+    @classmethod
+    def from_config(cls, config: Config) -> LLMSettings:
+        """The LLM settings of a resolved Config, with the key read from the environment now."""
+        return cls(
+            base_url=config.llm_base_url,
+            model=config.llm_model,
+            api_key=llm_api_key(config),
+            timeout=config.llm_timeout,
+            max_retries=config.llm_max_retries,
+        )
 
 
 @dataclass(frozen=True)

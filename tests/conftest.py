@@ -1,0 +1,90 @@
+"""Shared fixtures: every test gets its own vault, state folder and user dirs on real disk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from wolfmem import Config, Memory
+
+REPO = Path(__file__).resolve().parent.parent
+_CLEARED = (
+    "WOLFMEM_VAULT",
+    "WOLFMEM_LLM_BASE_URL",
+    "WOLFMEM_LLM_MODEL",
+    "WOLFMEM_LLM_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point every user dir, config file and state dir at tmp_path, for this process and its children."""
+    home = tmp_path / "home"
+    for name, sub in (
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_STATE_HOME", "state"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_CACHE_HOME", "cache"),
+    ):
+        monkeypatch.setenv(name, str(home / sub))
+    monkeypatch.setenv("WOLFMEM_STATE_DIR", str(tmp_path / "wolfmem-state"))
+    monkeypatch.setenv("WOLFMEM_LOG_DIR", str(tmp_path / "wolfmem-logs"))
+    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "no-config.toml"))
+    for name in _CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    """Default settings with a private state dir."""
+    return Config(state_dir=str(tmp_path / "wolfmem-state"), log_dir=str(tmp_path / "wolfmem-logs"))
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    """A vault folder laid out by `init` (via Memory)."""
+    root = tmp_path / "vault"
+    with Memory(root, Config(state_dir=str(tmp_path / "wolfmem-state"))):
+        pass
+    return root
+
+
+@pytest.fixture
+def memory(vault: Path, config: Config) -> Iterator[Memory]:
+    """A Memory over the vault fixture."""
+    with Memory(vault, config) as mem:
+        yield mem
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.02) -> object:
+    """Poll predicate until it returns something truthy; fail the test after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(interval)
+
+
+def run_cli(*args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run `python -m wolfmem ARGS` in a real subprocess with this test's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "wolfmem", *args],
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=timeout,
+        env=dict(os.environ),
+        cwd=REPO,
+    )

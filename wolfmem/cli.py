@@ -1,0 +1,376 @@
+"""The `wolfmem` command: a thin layer over the library. Exit 1: the operation failed; 2: misuse."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from .config import Config, load_config
+from .errors import UsageError, WolfmemError
+from .memory import Memory
+
+app = typer.Typer(
+    help="wolfmem: long-term memory for AI agents, kept in a markdown vault.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+audit_app = typer.Typer(help="The monthly adversarial audit.", invoke_without_command=True)
+service_app = typer.Typer(help="Run the daemon as a user service (systemd on Linux, launchd on macOS).")
+app.add_typer(audit_app, name="audit")
+app.add_typer(service_app, name="service")
+
+VaultOption = Annotated[
+    Path | None,
+    typer.Option("--vault", help="The vault folder (default: $WOLFMEM_VAULT, the config file, or the user data dir)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()
+
+
+# -- plumbing -----------------------------------------------------------------
+def _fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"wolfmem: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1."""
+    try:
+        yield
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    except WolfmemError as exc:
+        _fail(str(exc), 1)
+    except OSError as exc:
+        _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
+
+
+def _config(vault: Path | None) -> Config:
+    return load_config({"vault": str(vault) if vault is not None else None})
+
+
+@contextmanager
+def _memory(vault: Path | None, *, create: bool | None = None) -> Iterator[Memory]:
+    """Open the vault. Only the default vault is created on first use, so a typo never makes a new one."""
+    with _errors():
+        config = _config(vault)
+        if create is None:
+            create = config.vault is None
+        with Memory(config=config, create=create) as memory:
+            yield memory
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def _parse_day(value: str | None, name: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        _fail(f"{name} must be a date like 2026-11-29, not {value!r}", 2)
+
+
+# -- vault and reads ------------------------------------------------------------
+@app.command()
+def init(vault: VaultOption = None) -> None:
+    """Create a vault from the templates; never overwrites an existing file."""
+    with _errors():
+        config = _config(vault)
+        from .vault import Vault
+
+        target = Vault(config.vault_path(), config.state_root())
+        created = target.init()
+    if created:
+        typer.echo(f"Created in {target.root}:")
+        for item in created:
+            typer.echo(f"  {item}")
+    else:
+        typer.echo(f"{target.root} is already a vault; nothing created.")
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="A natural-language question or keywords.")],
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes or consolidated; repeatable.")] = None,
+    after: Annotated[str | None, typer.Option(help="Only facts dated on or after YYYY-MM-DD.")] = None,
+    before: Annotated[str | None, typer.Option(help="Only facts dated on or before YYYY-MM-DD.")] = None,
+    limit: Annotated[int, typer.Option(help="How many hits, 1-50.")] = 10,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Search memory; one line per hit with its ref."""
+    with _memory(vault) as memory, _errors():
+        hits = memory.search(query, sources=source or None, limit=limit, after=after, before=before)
+    if as_json:
+        _print_json([hit.to_dict() for hit in hits])
+        return
+    if not hits:
+        typer.echo("No matches. Try 2-3 differently worded searches before concluding it is not recorded.")
+    for hit in hits:
+        where = " · ".join(part for part in (hit.source, hit.section, hit.date) if part)
+        typer.echo(f"{hit.ref}  [{where}]  {hit.snippet}")
+
+
+@app.command()
+def get(
+    ref: Annotated[str, typer.Argument(help="A ref such as file:knowledge/people.md#L12, a path, #L10-L40 or #Section.")],
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print the file, line range or section a ref names."""
+    with _memory(vault) as memory, _errors():
+        excerpt = memory.get(ref)
+    if as_json:
+        _print_json(excerpt.to_dict())
+    else:
+        typer.echo(excerpt.text, nl=not excerpt.text.endswith("\n"))
+
+
+@app.command(name="map")
+def memory_map(vault: VaultOption = None) -> None:
+    """Print the <memory_map> block for an agent's prompt."""
+    with _memory(vault) as memory, _errors():
+        typer.echo(memory.memory_map(), nl=False)
+
+
+@app.command()
+def reindex(vault: VaultOption = None) -> None:
+    """Rebuild the index from the files (it is a disposable cache)."""
+    with _memory(vault) as memory, _errors():
+        if sys.stderr.isatty():
+            from rich.progress import Progress
+
+            with Progress(transient=True) as progress:
+                task = progress.add_task("Indexing", total=None)
+                report = memory.reindex(lambda done, total: progress.update(task, completed=done, total=total))
+        else:
+            report = memory.reindex()
+    typer.echo(f"Indexed {report.facts} facts from {len(report.indexed)} files.")
+    for rel, why in report.skipped.items():
+        typer.echo(f"skipped {rel}: {why}", err=True)
+
+
+@app.command()
+def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """Vault, daemon, index health, jobs and LLM."""
+    from .status import collect, render
+
+    with _memory(vault) as memory, _errors():
+        data = collect(memory)
+    if as_json:
+        _print_json(data)
+    else:
+        typer.echo(render(data))
+
+
+@app.command(name="config")
+def show_config(vault: VaultOption = None) -> None:
+    """List every setting, its value, its environment variable and what it does."""
+    from .config import default_config_file
+
+    with _errors():
+        config = _config(vault)
+    typer.echo(f"# config file: {default_config_file()}")
+    for setting, value in config.items():
+        typer.echo(f"{setting.key} = {value!r}    # ${setting.env}: {setting.help}")
+
+
+# -- writes -----------------------------------------------------------------------
+@app.command()
+def save(
+    fact: Annotated[str, typer.Argument(help="One self-contained sentence.")],
+    type: Annotated[str, typer.Option("--type", "-t", help="people, projects, preferences, technical or decisions.")] = "technical",
+    topic: Annotated[str | None, typer.Option(help="The ## section, e.g. 'Sarah (Manager)'.")] = None,
+    request_id: Annotated[str | None, typer.Option(help="Makes a retry a no-op.")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Save one durable fact; a fact already on file is a no-op."""
+    with _memory(vault) as memory, _errors():
+        receipt = memory.save(fact, type=type, topic=topic, request_id=request_id)
+    if as_json:
+        _print_json(receipt.to_dict())
+    else:
+        typer.echo(receipt.message)
+
+
+@app.command()
+def log(
+    text: Annotated[list[str], typer.Argument(help="What happened; each argument becomes one bullet.")],
+    headline: Annotated[str | None, typer.Option(help="The entry's headline.")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Append an entry to today's episode log."""
+    with _memory(vault) as memory, _errors():
+        hit = memory.log_episode(list(text), headline=headline)
+    if as_json:
+        _print_json(hit.to_dict())
+    else:
+        typer.echo(f"Logged to {hit.ref}")
+
+
+# -- processes ----------------------------------------------------------------------
+@app.command()
+def daemon(vault: VaultOption = None) -> None:
+    """Run in the foreground: watch the vault, keep the index fresh, run scheduled jobs."""
+    from .daemon import Daemon, run_in_foreground
+
+    with _errors():
+        config = _config(vault)
+        run_in_foreground(Daemon(config))
+
+
+@app.command()
+def mcp(vault: VaultOption = None) -> None:
+    """Serve the memory tools over MCP on stdio."""
+    from .mcp_server import serve
+
+    with _memory(vault) as memory:
+        serve(memory)
+
+
+# -- curation -------------------------------------------------------------------------
+@app.command()
+def curate(
+    day: Annotated[str | None, typer.Option("--date", help="The day to curate, YYYY-MM-DD (default: today).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
+    now: Annotated[bool, typer.Option("--now", help="Run now through the scheduled job path (the default).")] = True,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Curate the knowledge files from the episodes now, through the same job path as the schedule."""
+    _run_job("curate", vault, as_json, day=_parse_day(day, "--date"), dry_run=dry_run)
+
+
+@audit_app.callback()
+def audit(
+    ctx: typer.Context,
+    now: Annotated[bool, typer.Option("--now", help="Run the audit now through the scheduled job path.")] = False,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the monthly audit now (`--now`), or apply a staged one (`audit apply`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not now:
+        _fail("say `wolfmem audit --now` to run the audit, or `wolfmem audit apply` to apply a staged one", 2)
+    _run_job("audit", vault, as_json)
+
+
+@audit_app.command("apply")
+def audit_apply(
+    month: Annotated[str | None, typer.Option(help="The audit's month, YYYY-MM (default: this month).")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
+    from .audit import apply_staged
+
+    with _memory(vault) as memory, _errors():
+        result = apply_staged(memory, month or memory.clock().strftime("%Y-%m"))
+    _show_result(result, as_json)
+
+
+def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
+    from .jobs import JobRunner
+
+    with _memory(vault) as memory, _errors():
+        result = JobRunner(memory, memory.config).run_now(name, memory.clock(), **options)
+    _show_result(result, as_json)
+    if result.get("status") in {"failed", "error"}:
+        raise typer.Exit(1)
+
+
+def _show_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        _print_json(result)
+        return
+    typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
+    for rel, diff in (result.get("diffs") or {}).items():
+        typer.echo(diff, nl=not diff.endswith("\n"))
+
+
+@app.command()
+def diff(
+    file: Annotated[str, typer.Argument(help="A knowledge file, e.g. knowledge/people.md.")],
+    vault: VaultOption = None,
+) -> None:
+    """Show the file's .bak against its current content."""
+    from .backups import diff_backup
+
+    with _memory(vault) as memory, _errors():
+        typer.echo(diff_backup(memory, file), nl=False)
+
+
+@app.command()
+def restore(
+    file: Annotated[str, typer.Argument(help="A knowledge file, e.g. knowledge/people.md.")],
+    vault: VaultOption = None,
+) -> None:
+    """Swap the .bak back in, keeping a .bak of what it replaced."""
+    from .backups import restore_backup
+
+    with _memory(vault) as memory, _errors():
+        typer.echo(restore_backup(memory, file))
+
+
+@app.command()
+def doctor(vault: VaultOption = None) -> None:
+    """Check the configured LLM endpoint and model with a tiny request."""
+    from .llm import LLMClient, LLMSettings
+
+    with _errors():
+        config = _config(vault)
+        if not config.llm_model:
+            typer.echo("LLM: offline (no llm.model configured); the offline curator runs. Nothing to check.")
+            return
+        with LLMClient(LLMSettings.from_config(config)) as client:
+            typer.echo(client.ping())
+
+
+# -- service --------------------------------------------------------------------------------
+def _service_call(action: Callable[..., str], *args: Any) -> None:
+    with _errors():
+        typer.echo(action(*args))
+
+
+@service_app.command("install")
+def service_install(vault: VaultOption = None) -> None:
+    """Start `wolfmem daemon` at login and restart it on failure."""
+    from .service import install
+
+    exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"
+    _service_call(install, exe, vault.resolve() if vault else None)
+
+
+@service_app.command("uninstall")
+def service_uninstall() -> None:
+    """Remove the user service."""
+    from .service import uninstall
+
+    _service_call(uninstall)
+
+
+@service_app.command("status")
+def service_status() -> None:
+    """Say whether the user service is installed and running."""
+    from .service import status as service_state
+
+    _service_call(service_state)

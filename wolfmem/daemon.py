@@ -1,0 +1,146 @@
+"""The daemon: one per vault; watches files, keeps the index fresh, and runs the schedule."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import filelock
+
+from .config import Config
+from .errors import WolfmemError
+from .memory import Memory, local_now
+from .vault import Vault
+from .watcher import Watcher
+
+log = logging.getLogger(__name__)
+
+
+class DaemonRunning(WolfmemError):
+    """Another daemon already serves this vault on this machine."""
+
+
+def daemon_pid(vault: Vault) -> int | None:
+    """The pid of the daemon serving a vault on this machine, or None."""
+    try:
+        pid = int((vault.state_dir / "daemon.pid").read_text().strip())
+    except (OSError, ValueError):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid
+    return pid
+
+
+class Daemon:
+    """Cheap to construct; start() is idempotent; stop() stops the schedule, the watcher and the index."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.memory: Memory | None = None
+        self._instance_lock: filelock.FileLock | None = None
+        self._watcher: Watcher | None = None
+        self._scheduler: Any = None
+        self._started = False
+
+    def start(self) -> None:
+        """Take the single-instance lock, create the vault if needed, sync, then watch and schedule."""
+        if self._started:
+            return
+        memory = Memory(config=self.config, create=True)
+        vault = memory.vault
+        lock = filelock.FileLock(str(vault.state_dir / "daemon.lock"), thread_local=False)
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            memory.close()
+            pid = daemon_pid(vault)
+            raise DaemonRunning(
+                f"a wolfmem daemon{f' (pid {pid})' if pid else ''} is already running for {vault.root}; "
+                "stop it first, or use `wolfmem status` to see it"
+            ) from None
+        self._instance_lock = lock
+        (vault.state_dir / "daemon.pid").write_text(str(os.getpid()))
+        self.memory = memory
+        report = memory.sync()
+        log.info("vault %s: %d files indexed at start", vault.root, len(report.indexed))
+        self._watcher = Watcher(
+            vault,
+            memory.sync,
+            debounce_seconds=self.config.watcher_debounce_ms / 1000,
+            reconcile_seconds=self.config.watcher_reconcile_seconds,
+        )
+        self._watcher.start()
+        self._scheduler = _start_scheduler(memory, self.config)
+        self._started = True
+        log.info("wolfmem daemon watching %s", vault.root)
+
+    def stop(self) -> None:
+        """Stop everything started, in reverse order; safe to call twice."""
+        if self._scheduler is not None:
+            self._scheduler.stop()
+            self._scheduler = None
+        if self._watcher is not None:
+            self._watcher.stop()
+            self._watcher = None
+        if self.memory is not None:
+            self.memory.close()
+            with_pid = self.memory.vault.state_dir / "daemon.pid"
+            if with_pid.exists():
+                with_pid.unlink()
+            self.memory = None
+        if self._instance_lock is not None:
+            self._instance_lock.release()
+            self._instance_lock = None
+        self._started = False
+
+
+def _start_scheduler(memory: Memory, config: Config) -> Any:
+    from .scheduler import Scheduler
+
+    scheduler = Scheduler(memory, config, local_now)
+    scheduler.start()
+    return scheduler
+
+
+def setup_logging(config: Config) -> Path:
+    """Log to stderr and to the log file under the user log dir."""
+    path = config.log_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    root = logging.getLogger("wolfmem")
+    root.setLevel(logging.INFO)
+    for handler in (logging.StreamHandler(), logging.FileHandler(path, encoding="utf-8")):
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    return path
+
+
+def run_in_foreground(daemon: Daemon) -> None:
+    """Run until SIGINT/SIGTERM; a second Ctrl+C forces the exit."""
+    log_file = setup_logging(daemon.config)
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        if stop.is_set():
+            os._exit(130)
+        log.info("received %s; stopping (press Ctrl+C again to force)", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    daemon.start()
+    log.info("logging to %s", log_file)
+    try:
+        while not stop.wait(3600):
+            pass
+    finally:
+        daemon.stop()
+        log.info("stopped")

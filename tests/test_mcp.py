@@ -15,6 +15,8 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import ClientSession, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+from wolfmem import Config, Memory
+
 ROOT = Path(__file__).resolve().parents[1]
 TOOL_NAMES = {"memory_search", "memory_get", "memory_save", "memory_map", "memory_log"}
 
@@ -51,10 +53,10 @@ async def _session(params: StdioServerParameters, errlog: Any) -> AsyncIterator[
 
 @contextmanager
 def spawn(vault: Path, state_dir: Path, errlog_path: Path) -> Iterator[McpClient]:
-    """Start `python -m wolfmem.mcp_server --vault VAULT` with isolated state and connect a client."""
+    """Start `wolfmem mcp --vault VAULT` with isolated state and connect a client."""
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "wolfmem.mcp_server", "--vault", str(vault)],
+        args=["-m", "wolfmem", "mcp", "--vault", str(vault)],
         env={"WOLFMEM_STATE_DIR": str(state_dir), "WOLFMEM_CONFIG": str(state_dir / "absent.toml")},
         cwd=str(ROOT),
     )
@@ -65,7 +67,10 @@ def spawn(vault: Path, state_dir: Path, errlog_path: Path) -> Iterator[McpClient
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("mcp")
+    """A folder holding one initialised vault and its state dir, shared by the module's servers."""
+    root = tmp_path_factory.mktemp("mcp")
+    Memory(root / "vault", Config(state_dir=str(root / "state"))).close()  # `wolfmem mcp --vault` needs a vault
+    return root
 
 
 @pytest.fixture(scope="module")

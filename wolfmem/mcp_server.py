@@ -89,6 +89,7 @@ def _mcp_tool(tool: tools.Tool) -> types.Tool:
 def serve(memory: Memory) -> None:
     """Serve MCP over stdin/stdout until the client disconnects. Logs go to stderr, never stdout."""
     server = build_server(memory)
+    log.info("serving MCP over stdio for vault %s", memory.vault.root)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -96,12 +97,3 @@ def serve(memory: Memory) -> None:
 
     anyio.run(main)
 
-
-if __name__ == "__main__":  # `python -m wolfmem.mcp_server --vault DIR`, until `wolfmem mcp` exists
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m wolfmem.mcp_server")
-    parser.add_argument("--vault")
-    logging.basicConfig(level=logging.WARNING)  # stderr
-    with Memory(parser.parse_args().vault) as main_memory:
-        serve(main_memory)

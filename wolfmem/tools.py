@@ -72,8 +72,6 @@ def _search(memory: Memory, args: dict[str, Any]) -> ToolResult:
     if query is not None:
         hits = memory.search(query, limit=args.get("limit", 10), **options)
         return ToolResult(_hits_text(query, hits), {"query": query, "results": [h.to_dict() for h in hits]})
-    if not queries:
-        raise UsageError("queries is empty — pass 2-3 phrasings, e.g. [\"Sarah's role\", \"who is my manager\"]")
     limit = args.get("limit", BATCH_LIMIT)
     groups: list[dict[str, Any]] = []
     blocks: list[str] = []
@@ -88,7 +86,8 @@ def _search(memory: Memory, args: dict[str, Any]) -> ToolResult:
         groups.append({"query": text, "results": [h.to_dict() for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
     if all("error" in group for group in groups):
-        raise UsageError("; ".join(group["error"] for group in groups))
+        # Bad shared options (a date, a source) fail every phrasing alike: say it once.
+        raise UsageError("; ".join(dict.fromkeys(group["error"] for group in groups)))
     return ToolResult("\n\n".join(blocks), {"queries": groups})
 
 
@@ -312,8 +311,8 @@ def execute(memory: Memory, name: str, arguments: Mapping[str, Any] | str | None
     except Exception as exc:
         # The adapter's edge: a bug must not kill the conversation or the server.
         log.exception("unexpected error in %s", name)
-        return _error(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); the memory is unchanged "
-                      "unless a receipt said otherwise — try again, or report this as a wolfmem bug")
+        return _error(f"{name} failed unexpectedly ({type(exc).__name__}: {exc}); "
+                      "try again, or report this as a wolfmem bug")
 
 
 def call(memory: Memory, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
@@ -349,11 +348,13 @@ def parse_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> di
 
 def _describe(error: ValidationError, tool: Tool) -> str:
     """A validation error in the words an agent can act on."""
-    where = ".".join(str(part) for part in error.absolute_path)
+    where = ""
+    for part in error.absolute_path:  # text[1], sources[0]
+        where += f"[{part}]" if isinstance(part, int) else f"{'.' if where else ''}{part}"
     known = ", ".join(tool.parameters["properties"]) or "no arguments"
     if error.validator == "required":
-        missing = error.message.split("'")[1]
-        return f"missing required argument {missing!r}"
+        missing = [name for name in error.validator_value if name not in error.instance]
+        return f"missing required argument {missing[0]!r}"
     if error.validator == "additionalProperties":
         extra = sorted(set(error.instance) - set(tool.parameters["properties"]))
         return f"unexpected argument(s) {', '.join(map(repr, extra))}; {tool.name} takes: {known}"
@@ -362,9 +363,9 @@ def _describe(error: ValidationError, tool: Tool) -> str:
     if error.validator == "type":
         kind = error.validator_value
         return f"{where} must be {'an' if kind in ('integer', 'array', 'object') else 'a'} {kind}, " \
-               f"not {json.dumps(error.instance)}"
+               f"not {json.dumps(error.instance, default=repr)}"
     if error.validator == "anyOf":
-        return f"{where} must be text or a list of texts, not {json.dumps(error.instance)}"
+        return f"{where} must be text or a list of texts, not {json.dumps(error.instance, default=repr)}"
     if error.validator in ("minLength", "minItems"):
         return f"{where} is empty"
     if error.validator == "maxItems":

@@ -1,0 +1,88 @@
+"""`.bak` diff and restore after a curated write."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from wolfmem import Config, Memory
+from wolfmem.backups import curated_rel, diff_backup, restore_backup
+from wolfmem.curate import apply_rewrite
+from wolfmem.errors import NotFound, OutsideVault
+from wolfmem.vault import content_hash
+
+NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+PEOPLE = "knowledge/people.md"
+
+
+@pytest.fixture
+def memory(tmp_path):
+    """A vault with one saved fact, at a fixed clock."""
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state")), clock=lambda: NOW) as mem:
+        mem.save("Tom lives in Berlin.", "people", "Tom")
+        yield mem
+
+
+def read(memory, rel=PEOPLE) -> str:
+    return (memory.vault.root / rel).read_text("utf-8")
+
+
+def curate_once(memory) -> tuple[str, str]:
+    old = read(memory)
+    new = old.replace("Berlin", "Oslo")
+    change = {"kind": "superseded", "old": ["- Tom lives in Berlin."], "new": "- Tom lives in Oslo.",
+              "reason": "moved", "source": ""}
+    outcome = apply_rewrite(memory, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()))
+    assert outcome.status == "written"
+    return old, new
+
+
+@pytest.mark.parametrize(
+    ("typed", "rel"),
+    [
+        ("people", PEOPLE),
+        ("people.md", PEOPLE),
+        ("knowledge/people.md", PEOPLE),
+        ("./knowledge/people.md.bak", PEOPLE),
+        ("knowledge/recipes.md", "knowledge/recipes.md"),
+    ],
+)
+def test_curated_rel(typed, rel):
+    assert curated_rel(typed) == rel
+
+
+def test_diff_without_a_backup_says_so(memory):
+    with pytest.raises(NotFound, match=r"knowledge/people.md has no backup"):
+        diff_backup(memory, "people")
+
+
+def test_diff_shows_backup_against_current(memory):
+    curate_once(memory)
+    diff = diff_backup(memory, "people")
+    assert diff.startswith("--- knowledge/people.md.bak\n+++ knowledge/people.md\n")
+    assert "-- Tom lives in Berlin.\n+- Tom lives in Oslo.\n" in diff
+
+
+def test_restore_swaps_back_and_keeps_what_it_replaced(memory):
+    old, new = curate_once(memory)
+    message = restore_backup(memory, "people.md")
+    assert message.startswith("restored knowledge/people.md from knowledge/people.md.bak")
+    assert read(memory) == old and read(memory, PEOPLE + ".bak") == new
+    assert [h.text for h in memory.search("Where does Tom live?")][:1] == ["Tom lives in Berlin."]
+    assert memory.state.snapshot_lines(PEOPLE) >= {"- Tom lives in Berlin."}
+    # Restoring again undoes the restore.
+    restore_backup(memory, "people")
+    assert read(memory) == new and read(memory, PEOPLE + ".bak") == old
+
+
+def test_restore_of_an_identical_backup_does_nothing(memory):
+    curate_once(memory)
+    restore_backup(memory, "people")
+    (memory.vault.root / PEOPLE).write_text(read(memory, PEOPLE + ".bak"), "utf-8")
+    assert "already matches" in restore_backup(memory, "people")
+
+
+def test_paths_outside_the_vault_are_refused(memory):
+    with pytest.raises(OutsideVault):
+        diff_backup(memory, "../elsewhere.md")

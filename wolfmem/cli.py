@@ -276,15 +276,18 @@ def audit(
 
 @audit_app.command("apply")
 def audit_apply(
-    month: Annotated[str | None, typer.Option(help="The audit's month, YYYY-MM (default: this month).")] = None,
+    month: Annotated[str | None, typer.Option(help="The audit's month, YYYY-MM (default: the newest report).")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
-    from .audit import apply_staged
+    from .audit import apply_staged, latest_report_month
 
     with _memory(vault) as memory, _errors():
-        result = apply_staged(memory, month or memory.clock().strftime("%Y-%m"))
+        month = month or latest_report_month(memory)
+        if month is None:
+            raise UsageError("there is no audit report yet; run `wolfmem audit --now` first")
+        result = apply_staged(memory, month)
     _show_result(result, as_json)
 
 

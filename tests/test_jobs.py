@@ -130,12 +130,15 @@ def test_three_missed_nights_make_one_run_covering_all(vault, tmp_path, calls):
     assert (run.since, run.day) == (date(2026, 11, 2), date(2026, 11, 4))
 
 
-def test_first_run_ever_leaves_since_to_the_job(vault, tmp_path, calls):
+def test_first_run_ever_curates_but_does_not_report_on_the_past(vault, tmp_path, calls):
     runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
     runner.run_due(at("2026-11-05", "07:00"))
     assert calls.of("curate")[0].since is None
-    assert [run.period for run in calls.of("audit")] == ["2026-10"]
-    assert [run.period for run in calls.of("digest")] == ["2026-W44"]
+    assert calls.of("audit") == [] and calls.of("digest") == []
+    # The report jobs start with the next period: the next month's audit does run.
+    runner.run_due(at("2026-12-01", "05:00"))
+    assert [run.period for run in calls.of("audit")] == ["2026-11"]
+    assert [run.period for run in calls.of("digest")] == ["2026-W48"]
 
 
 def test_not_due_before_the_scheduled_time(vault, tmp_path, calls):
@@ -359,6 +362,7 @@ def test_digest_counts_the_week(vault, tmp_path):
     runner = JobRunner(memory, config)
     runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-07"})
     runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+    runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W44"})
 
     (result,) = runner.run_due(now)
 

@@ -218,6 +218,9 @@ class JobRunner:
             if schedule is None:
                 return None
             period, day = period_for(name, schedule.last_fire(now).date())
+            if name in BASELINED and self.record(name) is None:
+                self._baseline(name, period, now)
+                return None
             if not self._wants(name, period, now):
                 return None
             return self._attempt(name, now, period, day, manual=False)
@@ -368,6 +371,14 @@ class JobRunner:
         self.memory.state.put_run_record(RECORD_PREFIX + name, new)
         return result
 
+    def _baseline(self, name: str, period: str, now: datetime) -> None:
+        """First sighting of a report job: start its schedule after `period` instead of reporting on the past."""
+        self.memory.state.put_run_record(RECORD_PREFIX + name, {
+            "job": name, "status": "baseline", "period": period, "last_success": period,
+            "trigger": "schedule", "finished_at": now.isoformat(timespec="seconds"),
+            "summary": f"first seen; the schedule starts after {period}", "failures": 0,
+        })
+
     def _skipped(
         self, name: str, now: datetime, period: str, manual: bool, record: dict[str, Any], reason: str
     ) -> dict[str, Any]:
@@ -424,6 +435,10 @@ class JobRunner:
                 file_lock.release()
         finally:
             thread_lock.release()
+
+
+# Report jobs do not report on periods from before wolfmem first saw the vault.
+BASELINED = ("audit", "digest")
 
 
 def _done(record: Mapping[str, Any], period: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import re
 import sqlite3
 import statistics
@@ -294,6 +295,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also time wolfmem search on a vault of this many facts (0: skip)")
     parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
     args = parser.parse_args(argv)
+    logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
     paths = sorted(args.dir.glob("*.json"))
     if not paths:
         parser.error(f"no .json files in {args.dir}")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import pickle
 import shutil
+import struct
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,9 +29,12 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 3
 _VERSION_FILE = "wolfmem-schema.json"
 _OPEN_ATTEMPTS = 25
+# What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
+_CORRUPT = (whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError)
 
-# Field weights for BM25F: a fact's section heading names its subject; neighbouring lines are weak evidence.
-FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.35}
+# Field weights for BM25F: a fact's section heading names its subject; an answer often sits in the
+# reply next to the line with the question's words, so neighbours count almost as much (BENCHMARKS.md).
+FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.85}
 
 
 @dataclass(frozen=True)
@@ -94,33 +101,60 @@ def _schema() -> Schema:
 class FactIndex:
     """A Whoosh index of facts that rebuilds itself when missing, corrupt or of an old schema."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
         self.directory = directory
         self._ix: whoosh_index.Index | None = None
+        self._identity: tuple[int, int] | None = None
         self._searcher = None
         self._analyzer = _analyzer()
+        # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
+        self._lock = lock or contextlib.nullcontext
         self.created_fresh = False
 
     # -- lifecycle ------------------------------------------------------------
     def open(self) -> None:
         """Open the index, creating an empty one (created_fresh=True) when it is unusable."""
         if self._ix is not None:
-            return
-        if self._usable():
-            try:
-                self._ix = self._retry(lambda: whoosh_index.open_dir(str(self.directory)))
+            if self._marker_identity() == self._identity:
                 return
-            except IndexUnavailable:
-                log.warning("index at %s is unreadable; rebuilding it", self.directory)
-        self._create()
+            # Deleted or rebuilt underneath us (by the user or another process): let go of it.
+            log.warning("index at %s was deleted or rebuilt; reopening it", self.directory)
+            self.close()
+        if self._open_existing():
+            return
+        with self._lock():
+            if self._open_existing():  # another process rebuilt it while we waited
+                return
+            log.warning("index at %s is missing, corrupt or of an old schema; rebuilding it", self.directory)
+            self._create()
 
-    def _usable(self) -> bool:
-        marker = self.directory / _VERSION_FILE
+    def _marker_identity(self) -> tuple[int, int] | None:
         try:
-            version = json.loads(marker.read_text())["schema"]
+            stat = (self.directory / _VERSION_FILE).stat()
+        except OSError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns
+
+    def _open_existing(self) -> bool:
+        """Open the index if its schema marker is current and Whoosh can read it."""
+        identity = self._marker_identity()
+        try:
+            version = json.loads((self.directory / _VERSION_FILE).read_text())["schema"]
         except (OSError, ValueError, KeyError, TypeError):
             return False
-        return version == SCHEMA_VERSION and whoosh_index.exists_in(str(self.directory))
+        if version != SCHEMA_VERSION:
+            return False
+        try:
+            ix = self._retry(lambda: whoosh_index.open_dir(str(self.directory)))
+            # Opening a searcher reads every segment, so damaged segment files show up here too.
+            searcher = self._retry(lambda: _open_searcher(ix))
+        except IndexUnavailable:
+            return False
+        except (OSError, *_CORRUPT) as exc:
+            log.warning("index at %s is corrupt (%s: %s)", self.directory, type(exc).__name__, exc)
+            return False
+        self._ix, self._searcher, self._identity = ix, searcher, identity
+        return True
 
     def _create(self) -> None:
         if self.directory.exists():
@@ -128,6 +162,7 @@ class FactIndex:
         self.directory.mkdir(parents=True, exist_ok=True)
         self._ix = FileStorage(str(self.directory)).create_index(_schema())
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
+        self._identity = self._marker_identity()
         self.created_fresh = True
 
     def reset(self) -> None:
@@ -212,9 +247,7 @@ class FactIndex:
             self._searcher.close()
             self._searcher = None
         if self._searcher is None:
-            self._searcher = self._retry(
-                lambda: self._ix.searcher(weighting=scoring.BM25F(B=0.75, K1=1.2))
-            )
+            self._searcher = self._retry(lambda: _open_searcher(self._ix))
         return self._searcher
 
     @staticmethod
@@ -225,11 +258,15 @@ class FactIndex:
         for _ in range(_OPEN_ATTEMPTS):
             try:
                 return opener()
-            except (FileNotFoundError, whoosh_index.EmptyIndexError, OSError) as exc:
+            except (FileNotFoundError, whoosh_index.EmptyIndexError) as exc:
                 last = exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.1)
         raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
+
+
+def _open_searcher(ix: whoosh_index.Index):
+    return ix.searcher(weighting=scoring.BM25F(B=0.75, K1=1.2))
 
 
 def _fields(doc: FactDoc) -> dict[str, object]:

@@ -74,7 +74,7 @@ class Memory:
             self.vault.require()
         self.clock = clock
         self.state = StateStore(self.vault.state_dir / "state.db")
-        self.index = FactIndex(self.vault.index_dir)
+        self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes)
         self._saver = Saver(self.vault, self.syncer, self.state, clock)
         self._map_cache: tuple[tuple[str, ...], str] | None = None

@@ -215,6 +215,7 @@ class Syncer:
     ) -> ManifestEntry | None:
         """Read one file; queue its facts if its content changed. None when it vanished."""
         path = self.vault.root / rel
+        stat = None
         try:
             stat = path.stat()
             data = path.read_bytes()
@@ -224,7 +225,8 @@ class Syncer:
             log.warning("skipped %s: cannot read it (%s)", rel, exc)
             report.skipped[rel] = f"cannot read: {exc.strerror or exc}"
             docs_by_path[rel] = []
-            return ManifestEntry(stat.st_mtime_ns, stat.st_size, "", time.time_ns(), report.skipped[rel])
+            mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
+            return ManifestEntry(mtime_ns, size, "", time.time_ns(), report.skipped[rel])
         revision = content_hash(data)
         now = time.time_ns()
         if old is not None and old.revision == revision:
@@ -239,7 +241,9 @@ class Syncer:
             docs_by_path[rel] = []
             return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
         if note:
+            # Named like a skipped file, so `reindex` and status say which file was cut short.
             log.warning("%s: %s", rel, note)
+            report.skipped[rel] = note
         docs = facts_of(rel, text, revision)
         docs_by_path[rel] = docs
         report.indexed.append(rel)

@@ -159,11 +159,17 @@ class Vault:
     def scan(self) -> dict[str, DiskFile]:
         """Every indexable markdown file with its stat; symlinks leaving the vault are skipped."""
         found: dict[str, DiskFile] = {}
+        visited: set[str] = set()
         for top in INDEXED_DIRS:
-            self._scan_dir(self.root / top, top, found)
+            self._scan_dir(self.root / top, top, found, visited)
         return found
 
-    def _scan_dir(self, folder: Path, rel: str, into: dict[str, DiskFile]) -> None:
+    def _scan_dir(self, folder: Path, rel: str, into: dict[str, DiskFile], visited: set[str]) -> None:
+        # A symlinked folder inside the vault is followed once; a link back up would loop forever.
+        real = os.path.realpath(folder)
+        if real in visited:
+            return
+        visited.add(real)
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -176,7 +182,7 @@ class Vault:
                 if entry.is_symlink() and not self._inside(entry.path):
                     continue
                 if entry.is_dir():
-                    self._scan_dir(Path(entry.path), child, into)
+                    self._scan_dir(Path(entry.path), child, into, visited)
                 elif is_indexable(child) and entry.is_file():
                     stat = entry.stat()
                     into[child] = DiskFile(child, stat.st_mtime_ns, stat.st_size)

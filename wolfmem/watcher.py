@@ -26,7 +26,7 @@ MAX_DEBOUNCE_SECONDS = 1.0
 RETRY_SECONDS = (0.5, 1, 2, 5, 10, 30)
 
 
-def is_relevant(vault: Vault, path: str) -> bool:
+def is_relevant(vault: Vault, path: str, is_directory: bool = False) -> bool:
     """Whether an event path may change what the index holds (a note, or a folder that holds notes)."""
     try:
         rel = os.path.relpath(path, vault.root).replace(os.sep, "/")
@@ -37,7 +37,7 @@ def is_relevant(vault: Vault, path: str) -> bool:
     top = rel.split("/", 1)[0]
     if top not in INDEXED_DIRS:
         return False
-    if "/" not in rel or not rel.endswith(".md"):
+    if "/" not in rel or is_directory:
         # A folder event (created, moved, deleted subfolder) can carry notes with it.
         return not any(part.startswith(".") for part in rel.split("/"))
     return is_indexable(rel)
@@ -52,7 +52,7 @@ class _Handler(FileSystemEventHandler):
         if event.event_type in ("opened", "closed_no_write"):
             return
         paths = [event.src_path, getattr(event, "dest_path", "")]
-        if any(path and is_relevant(self._vault, os.fsdecode(path)) for path in paths):
+        if any(path and is_relevant(self._vault, os.fsdecode(path), event.is_directory) for path in paths):
             self._changed()
 
 

@@ -1,0 +1,259 @@
+"""The `wolfmem` command in real subprocesses: output, --json, exit codes, and the daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_cli, wait_until
+from wolfmem.config import SETTINGS
+
+PEOPLE = """# People
+
+## Sarah (Manager)
+
+- Sarah is my manager at Acme.
+- She prefers async updates over meetings.
+
+## Tom
+
+- Tom is the on-call SRE this quarter.
+"""
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One populated vault and state folder for the read-only CLI tests of this module."""
+    base = tmp_path_factory.mktemp("cli")
+    vault = base / "vault"
+    env = {**os.environ, "WOLFMEM_STATE_DIR": str(base / "state"), "WOLFMEM_CONFIG": str(base / "none.toml")}
+    subprocess.run([sys.executable, "-m", "wolfmem", "init", "--vault", str(vault)],
+                   check=True, capture_output=True, env=env, cwd=REPO)
+    (vault / "knowledge/people.md").write_text(PEOPLE)
+    (vault / "episodes/2026-03-04.md").write_text(
+        "# 2026-03-04\n\n## 09:15 — standup\n\n- Agreed with Tom to move the database migration.\n"
+    )
+    return {"vault": vault, "state": base / "state"}
+
+
+@pytest.fixture
+def ro_vault(shared: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The shared vault, with this test's environment pointed at the shared state folder."""
+    monkeypatch.setenv("WOLFMEM_STATE_DIR", str(shared["state"]))
+    return shared["vault"]
+
+
+def ok(*args: str) -> subprocess.CompletedProcess[str]:
+    result = run_cli(*args)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+# -- init ------------------------------------------------------------------------------
+def test_init_creates_then_reports_nothing_to_do(tmp_path: Path) -> None:
+    vault = tmp_path / "new-vault"
+    first = ok("init", "--vault", str(vault))
+    assert "knowledge/people.md" in first.stdout and "episodes/" in first.stdout
+    (vault / "knowledge/people.md").write_text("# People\n\n- mine\n")
+    second = ok("init", "--vault", str(vault))
+    assert "nothing created" in second.stdout
+    assert (vault / "knowledge/people.md").read_text() == "# People\n\n- mine\n"
+
+
+def test_vault_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WOLFMEM_VAULT", str(tmp_path / "env-vault"))
+    ok("init")
+    assert (tmp_path / "env-vault/knowledge/people.md").is_file()
+
+
+# -- reads ------------------------------------------------------------------------------
+def test_search_plain_and_json(ro_vault: Path) -> None:
+    plain = ok("search", "Who is my manager?", "--vault", str(ro_vault))
+    assert plain.stdout.splitlines()[0].startswith("file:knowledge/people.md#L5")
+    assert "Sarah is my manager at Acme." in plain.stdout
+    hits = json.loads(ok("search", "database migration", "--json", "--vault", str(ro_vault)).stdout)
+    assert hits[0]["ref"] == "file:episodes/2026-03-04.md#L5"
+    assert set(hits[0]) == {"ref", "path", "line", "section", "text", "snippet", "score", "source", "date"}
+    assert hits[0]["date"] == "2026-03-04"
+
+
+def test_search_filters_and_no_match(ro_vault: Path) -> None:
+    hits = json.loads(ok("search", "Tom", "--source", "episodes", "--json", "--vault", str(ro_vault)).stdout)
+    assert {h["source"] for h in hits} == {"episodes"}
+    hits = json.loads(ok("search", "Tom", "--after", "2026-04-01", "--json", "--vault", str(ro_vault)).stdout)
+    assert hits == []
+    none = ok("search", "zeppelin", "--vault", str(ro_vault))
+    assert "No matches" in none.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "the of and"),
+        ("search", "Tom", "--limit", "51"),
+        ("search", "Tom", "--source", "notes"),
+        ("get", "../outside.md"),
+        ("get", "knowledge/people.md#L9-L2"),
+    ],
+    ids=lambda args: " ".join(args),
+)
+def test_misuse_exits_2(ro_vault: Path, args: tuple[str, ...]) -> None:
+    result = run_cli(*args, "--vault", str(ro_vault))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stderr.startswith("wolfmem: ")
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_arguments_exit_2(ro_vault: Path) -> None:
+    assert run_cli("search", "--vault", str(ro_vault)).returncode == 2
+    assert run_cli("search", "Tom", "--limit", "many", "--vault", str(ro_vault)).returncode == 2
+    assert run_cli("no-such-command").returncode == 2
+
+
+def test_failed_operation_exits_1(ro_vault: Path) -> None:
+    result = run_cli("get", "knowledge/nope.md", "--vault", str(ro_vault))
+    assert result.returncode == 1
+    assert "no file knowledge/nope.md" in result.stderr and "Traceback" not in result.stderr
+    result = run_cli("get", "knowledge/people.md#Nobody", "--vault", str(ro_vault))
+    assert result.returncode == 1 and "Sarah" in result.stderr
+
+
+def test_get_plain_and_json(ro_vault: Path) -> None:
+    assert ok("get", "file:knowledge/people.md#Sarah", "--vault", str(ro_vault)).stdout == (
+        "## Sarah (Manager)\n\n- Sarah is my manager at Acme.\n- She prefers async updates over meetings.\n\n"
+    )
+    assert ok("get", "knowledge/people.md#L8", "--vault", str(ro_vault)).stdout == "## Tom\n"
+    data = json.loads(ok("get", "knowledge/people.md", "--json", "--vault", str(ro_vault)).stdout)
+    assert data["text"] == PEOPLE and len(data["revision"]) >= 8
+    assert data["truncated"] is False and data["next_ref"] is None
+
+
+def test_map_is_stable_across_processes(ro_vault: Path) -> None:
+    first = ok("map", "--vault", str(ro_vault)).stdout
+    assert first.startswith("<memory_map>") and "people.md: Sarah (Manager); Tom" in first
+    assert ok("map", "--vault", str(ro_vault)).stdout == first
+
+
+@pytest.mark.parametrize("command", ["search Tom", "get knowledge/people.md", "reindex"])
+def test_commands_refuse_a_folder_that_is_not_a_vault(tmp_path: Path, command: str) -> None:
+    typo = tmp_path / "vualt"
+    result = run_cli(*command.split(), "--vault", str(typo))
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "wolfmem init" in result.stderr and "Traceback" not in result.stderr
+    assert not typo.exists()
+
+
+def test_freshness_edit_without_a_daemon_is_found_by_a_new_process(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    (vault / "knowledge/people.md").write_text(PEOPLE)
+    assert "Sarah" in ok("search", "manager", "--vault", str(vault)).stdout
+    people = vault / "knowledge/people.md"
+    people.write_text(people.read_text().replace("Sarah is my manager", "Susan is my manager"))
+    out = ok("search", "Susan", "--json", "--vault", str(vault)).stdout
+    assert [h["text"] for h in json.loads(out)][0] == "Susan is my manager at Acme."
+    people.unlink()
+    assert json.loads(ok("search", "Susan", "--json", "--vault", str(vault)).stdout) == []
+
+
+def test_reindex_names_skipped_files(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    (vault / "knowledge/people.md").write_text(PEOPLE)
+    (vault / "knowledge/latin1.md").write_bytes("- café\n".encode("latin-1"))
+    result = ok("reindex", "--vault", str(vault))
+    assert "Indexed 3 facts" in result.stdout
+    assert "knowledge/latin1.md" in result.stderr and "UTF-8" in result.stderr
+
+
+def test_status_json(tmp_path: Path) -> None:
+    pytest.importorskip("wolfmem.jobs")
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    (vault / "knowledge/people.md").write_text(PEOPLE)
+    (vault / "knowledge/blob.md").write_bytes(b"\x00\x01binary")
+    ok("search", "Sarah", "--vault", str(vault))
+    data = json.loads(ok("status", "--json", "--vault", str(vault)).stdout)
+    assert data["vault"] == str(vault)
+    assert data["index"]["facts"] == 3
+    assert "knowledge/blob.md" in data["index"]["skipped_files"]
+    assert data["daemon"]["running"] is False
+    assert "vault:" in ok("status", "--vault", str(vault)).stdout
+
+
+# -- config ------------------------------------------------------------------------------
+def test_config_lists_every_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WOLFMEM_WATCHER_DEBOUNCE_MS", "222")
+    out = ok("config").stdout
+    for setting in SETTINGS:
+        assert setting.key in out and setting.env in out
+    assert "watcher.debounce_ms = 222" in out
+
+
+def test_config_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[index]\nmax_bytes = 5\n")
+    monkeypatch.setenv("WOLFMEM_CONFIG", str(bad))
+    result = run_cli("config")
+    assert result.returncode == 2 and "index.max_bytes" in result.stderr
+    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.setenv("WOLFMEM_INDEX_MAX_FILE_BYTES", "huge")
+    result = run_cli("search", "x", "--vault", str(tmp_path))
+    assert result.returncode == 2 and "WOLFMEM_INDEX_MAX_FILE_BYTES" in result.stderr
+
+
+# -- the daemon ------------------------------------------------------------------------------
+def start_daemon(vault: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "wolfmem", "daemon", "--vault", str(vault)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=REPO,
+    )
+
+
+@pytest.fixture
+def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    pytest.importorskip("wolfmem.scheduler")
+    monkeypatch.setenv("WOLFMEM_WATCHER_DEBOUNCE_MS", "50")
+    vault = tmp_path / "daemon-vault"
+    proc = start_daemon(vault)
+    try:
+        wait_until(lambda: proc.poll() is not None or list((tmp_path / "wolfmem-state").rglob("daemon.pid")),
+                   timeout=30)
+        assert proc.poll() is None, proc.communicate()[1]
+        yield proc, vault
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
+def test_daemon_creates_the_vault_and_refuses_a_second_instance(daemon) -> None:
+    proc, vault = daemon
+    assert (vault / "knowledge/people.md").is_file()
+    second = subprocess.run(
+        [sys.executable, "-m", "wolfmem", "daemon", "--vault", str(vault)],
+        capture_output=True, text=True, env=dict(os.environ), cwd=REPO, timeout=30,
+    )
+    assert second.returncode != 0
+    assert "already running" in second.stderr and "Traceback" not in second.stderr
+    assert proc.poll() is None
+
+
+def test_daemon_keeps_the_index_fresh_and_stops_on_sigterm(daemon) -> None:
+    proc, vault = daemon
+    with open(vault / "knowledge/people.md", "a", encoding="utf-8") as handle:
+        handle.write("\n## Priya\n\n- Priya leads the Falcon project.\n")
+    hits = json.loads(ok("search", "Falcon", "--json", "--vault", str(vault)).stdout)
+    assert hits[0]["text"] == "Priya leads the Falcon project."
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=20)
+    assert proc.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert not list(Path(os.environ["WOLFMEM_STATE_DIR"]).rglob("daemon.pid"))

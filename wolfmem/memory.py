@@ -77,7 +77,6 @@ class Memory:
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes)
         self._saver = Saver(self.vault, self.syncer, self.state, clock)
-        self._map_cache: tuple[tuple[str, ...], str] | None = None
         self._lock = threading.RLock()
 
     # -- lifecycle ------------------------------------------------------------
@@ -171,7 +170,7 @@ class Memory:
     def status(self) -> dict[str, Any]:
         """Index health and vault facts for `wolfmem status`."""
         with self._lock:
-            pending = self.syncer.pending()
+            pending = self.syncer.pending(racy=False)
             manifest = self.syncer.manifest()
             return {
                 "vault": str(self.vault.root),
@@ -179,7 +178,7 @@ class Memory:
                 "index": {
                     "facts": self.index.count(),
                     "files": len(manifest),
-                    "last_sync": self.syncer.last_sync,
+                    "last_sync": self.syncer.last_synced(),
                     "stale_files": sorted(pending.check + pending.remove),
                     "skipped_files": self.syncer.skipped(),
                 },

@@ -55,8 +55,10 @@ class SyncReport:
     facts: int = 0
 
 
-def plan(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry]) -> SyncPlan:
-    """Decide which files need a look: new, stat changed, or racily clean; and which are gone."""
+def plan(
+    disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], *, racy: bool = True
+) -> SyncPlan:
+    """Decide which files need a look: new, stat changed, or (with racy) racily clean; and which are gone."""
     check = []
     for rel, seen in disk.items():
         entry = manifest.get(rel)
@@ -64,7 +66,7 @@ def plan(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry]) ->
             entry is None
             or entry.mtime_ns != seen.mtime_ns
             or entry.size != seen.size
-            or entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS
+            or racy and entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS
         ):
             check.append(rel)
     remove = [rel for rel in manifest if rel not in disk]
@@ -169,9 +171,21 @@ class Syncer:
         self._manifest_stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
     # -- syncing --------------------------------------------------------------
-    def pending(self) -> SyncPlan:
-        """What differs between disk and the index right now (no lock, no writes)."""
-        return plan(self.vault.scan(), self.manifest())
+    def pending(self, *, racy: bool = True) -> SyncPlan:
+        """What differs between disk and the index right now (no lock, no writes).
+
+        racy=False leaves out files that are only re-checked because they were written moments ago.
+        """
+        return plan(self.vault.scan(), self.manifest(), racy=racy)
+
+    def last_synced(self) -> float | None:
+        """When any process last changed the index (the manifest's mtime), or this one last synced."""
+        try:
+            written = self.manifest_path.stat().st_mtime
+        except OSError:
+            written = None
+        stamps = [stamp for stamp in (written, self.last_sync) if stamp is not None]
+        return max(stamps) if stamps else None
 
     def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the index reflect the files on disk; cheap when nothing changed."""

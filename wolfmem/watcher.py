@@ -84,6 +84,8 @@ class Watcher:
         if self._thread is not None:
             return
         self._arm_observer()
+        # A first reconcile covers edits made before the observer was watching.
+        self._wake.set()
         self._thread = threading.Thread(target=self._run, name="wolfmem-indexer", daemon=True)
         self._thread.start()
 

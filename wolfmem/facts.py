@@ -9,7 +9,9 @@ unrelated to an old one, using only explainable word arithmetic:
   *values*: numbers (ordinals folded, so "3rd" == "3"; versions and dates kept
   whole), month and weekday names, capitalised names that are not the first
   word, and whether the fact is negated (not, no, never, n't).
-* A value is *unmatched* if the other fact lacks it.  A name counts as present
+* A value is *unmatched* if the other fact lacks it.  A capitalised first word
+  counts as a name only opposite an unmatched name ("Sarah is my manager" vs
+  "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
@@ -189,6 +191,7 @@ class _Reading:
     times: frozenset[str]
     names: frozenset[str]
     negated: bool
+    lead: frozenset[str] = frozenset()  # a capitalised first word: maybe a name ("Sarah is ...")
 
     @property
     def words(self) -> frozenset[str]:
@@ -204,28 +207,30 @@ def _number_key(token: str) -> str:
     return token[1:] if token[:1] == "v" and token[1:2].isdigit() else token
 
 
-def _capitalised_words(fact: str) -> set[str]:
-    """Lowercased capitalised words that are not the first word of a sentence ('May' included)."""
+def _capitalised_words(fact: str) -> tuple[set[str], set[str]]:
+    """Lowercased capitalised words: those not first in a sentence ('May' included), and first ones."""
     found: set[str] = set()
+    leading: set[str] = set()
     for match in _RAW_WORD.finditer(fact):
         word = match.group()
         at_start = not fact[: match.start()].strip() or _SENTENCE_START.search(
             fact[: match.start()]
         )
-        if word[0].isupper() and word != "I" and not at_start:
-            found.update(text.tokens(word))
-    return found
+        if word[0].isupper() and word != "I":
+            (leading if at_start else found).update(text.tokens(word))
+    return found, leading
 
 
 def _read(fact: str) -> _Reading:
     """Split a fact into plain stems and values (see the module docstring)."""
     fact = _LIST_MARKER.sub("", fact.translate(_CANONICAL_CHARS).strip(), count=1)
     fact = _THOUSANDS.sub("", fact)
-    capitalised = _capitalised_words(fact)
+    capitalised, leading = _capitalised_words(fact)
     plain: set[str] = set()
     numbers: set[str] = set()
     times: set[str] = set()
     names: set[str] = set()
+    lead: set[str] = set()
     negated = False
     for token in text.tokens(fact):
         if token in _NEGATIONS or token.endswith("n't"):
@@ -241,10 +246,12 @@ def _read(fact: str) -> _Reading:
         elif token in capitalised:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
         elif token not in _LIGHT_TOKENS:
-            stemmed = _stem(token)
-            plain.add(_SYNONYMS.get(stemmed, stemmed))
+            stemmed = _SYNONYMS.get(_stem(token), _stem(token))
+            plain.add(stemmed)
+            if token in leading:
+                lead.add(stemmed)
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
-                    frozenset(names), negated)
+                    frozenset(names), negated, frozenset(lead))
 
 
 def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -268,6 +275,11 @@ def relate(new: str, old: str) -> Relation:
         return Relation.DUPLICATE
     a, b = _read(new), _read(old)
     only_a, only_b = _unmatched(a, b), _unmatched(b, a)
+    # A sentence's first word may be a name too ("Sarah is my manager"); it only counts as the value
+    # swapped for the other fact's unmatched name, never as a difference on its own.
+    for mine, theirs, reading, other in ((only_a, only_b, a, b), (only_b, only_a, b, a)):
+        if theirs["names"] and not mine["names"]:
+            mine["names"] = reading.lead - other.words
     differing = frozenset().union(*only_a.values(), *only_b.values())
     negation_flip = a.negated != b.negated
     if not differing and not negation_flip:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import random
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -17,7 +19,7 @@ from .refs import make_ref
 from .secrets import find_secret
 from .state import StateStore
 from .sync import Syncer, fact_key
-from .vault import CURATED, Vault, template_text
+from .vault import CURATED, Vault, read_or_empty, replace_if_unchanged, template_text
 
 UNFILED = "Unfiled"
 CANDIDATES = 12
@@ -25,7 +27,7 @@ MAX_TOPIC_CHARS = 80
 MAX_REQUEST_ID_CHARS = 200
 MAX_BULLET_CHARS = 500
 MAX_HEADLINE_CHARS = 100
-CAS_ATTEMPTS = 20
+CAS_SECONDS = 10.0
 
 TYPE_ALIASES = {
     **{name: name for name in CURATED},
@@ -166,10 +168,10 @@ class Saver:
         """Insert the bullet into its section, re-reading if someone else wrote the file meanwhile."""
         rel = f"knowledge/{name}.md"
         path = self.vault.resolve(rel)
-        for _ in range(CAS_ATTEMPTS):
-            before = _read_or_empty(path)
+        expected = base = read_or_empty(path)
+        for _ in _cas_attempts():
             try:
-                text = before.decode("utf-8") if before.strip() else template_text(name)
+                text = base.decode("utf-8") if base.strip() else template_text(name)
             except UnicodeDecodeError:
                 raise UsageError(f"{rel} is not UTF-8 text; fix it before saving to it") from None
             parsed = markdown.parse(text)
@@ -178,11 +180,12 @@ class Saver:
                 new_text, line = markdown.add_fact(text, sentence, heading, parsed.title or name.title())
             except ValueError as exc:
                 raise InvalidFact(str(exc)) from None
-            # A person's editor does not take our lock: write only if the file is still what we read.
-            if _read_or_empty(path) != before:
-                continue
-            data = self.vault.write_text(rel, new_text)
-            break
+            data = new_text.encode("utf-8")
+            # A person's editor does not take our lock: replace the file only if it is still what we read.
+            found = replace_if_unchanged(path, expected, data)
+            if found is None:
+                break
+            expected, base = found
         else:
             raise UsageError(f"{rel} kept changing while saving; try again")
         self.syncer.reindex_text(rel, data)
@@ -220,8 +223,8 @@ class Saver:
         rel = f"episodes/{day}.md"
         path = self.vault.resolve(rel)
         with self.vault.lock():
-            for _ in range(CAS_ATTEMPTS):
-                before = _read_or_empty(path)
+            for _ in _cas_attempts():
+                before = read_or_empty(path)
                 try:
                     old = before.decode("utf-8")
                 except UnicodeDecodeError:
@@ -231,7 +234,7 @@ class Saver:
                 if not head.endswith(("\n", "\r")):
                     head += newline
                 block = markdown.episode_block(moment.strftime("%H:%M"), title, bullets, newline)
-                if _read_or_empty(path) == before:
+                if read_or_empty(path) == before:
                     data = self.vault.write_text(rel, head + block)
                     break
             else:
@@ -263,8 +266,14 @@ def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[st
     return bullets, title
 
 
-def _read_or_empty(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return b""
+def _cas_attempts() -> Iterator[int]:
+    """Attempt numbers for a compare-and-swap write, backing off while another writer is busy."""
+    deadline = time.monotonic() + CAS_SECONDS
+    attempt = 0
+    while True:
+        yield attempt
+        attempt += 1
+        if time.monotonic() > deadline:
+            return
+        # An editor or sync tool writing in bursts settles faster if we stop racing it.
+        time.sleep(min(0.001 * 2 ** attempt, 0.05) * random.uniform(0.5, 1.0))

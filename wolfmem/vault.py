@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import functools
 import hashlib
 import os
 import re
@@ -12,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import filelock
 
@@ -266,6 +270,83 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> tuple[bytes, bytes] | None:
+    """Atomically put data at path if path still holds `expected` (b"" = missing or empty).
+
+    None on success. Otherwise (what path holds now, the text to redo the edit on): usually the same
+    bytes; but when another writer's version was displaced by ours in the last instant, path holds
+    ours and the edit must be redone on theirs, so no one's write is ever lost.
+    """
+    current = read_or_empty(path)
+    if current != expected:
+        return current, current
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not current and not path.exists():
+            try:
+                os.link(tmp, path)  # create only if still absent
+            except FileExistsError:
+                found = read_or_empty(path)
+                return found, found
+            return None
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        if _exchange(tmp, path):
+            # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
+            displaced = Path(tmp).read_bytes()
+            return None if displaced == expected else (data, displaced)
+        # No atomic exchange here: compare, replace, and catch in-place writes to the old file after.
+        with open(path, "rb") as old:
+            if old.read() != expected:
+                found = read_or_empty(path)
+                return found, found
+            os.replace(tmp, path)
+            old.seek(0)
+            late = old.read()
+        return None if late == expected else (data, late)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        _fsync_dir(path.parent)
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """glibc's renameat2, or None where it is missing (macOS, Windows, old glibc)."""
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (AttributeError, OSError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    return function
+
+
+def _exchange(a: str | Path, b: str | Path) -> bool:
+    """Atomically swap two paths (Linux RENAME_EXCHANGE); False where the OS or filesystem cannot."""
+    function = _renameat2()
+    if function is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if function(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def read_or_empty(path: Path) -> bytes:
+    """A file's bytes, or b"" when it does not exist."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return b""
 
 
 def template_text(name: str) -> str:

@@ -1,0 +1,478 @@
+"""memory_save through Memory.save: routing, topics, validation, secrets, dedup, bytes kept, idempotency."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from wolfmem import Memory
+from wolfmem.errors import InvalidFact, SecretRefused, UsageError
+from wolfmem.vault import CURATED
+
+# Fake keys are assembled at runtime so secret scanners on the repo stay quiet.
+SECRETS: list[tuple[str, str]] = [
+    ("The key is sk-" + "T3BlbkFJx9Yq2LmN4pR7sV1wZ8cD5fG6", "OpenAI"),
+    ("AWS key is AKIA" + "IOSFODNN7EXAMPLE", "AWS"),
+    ("CI token ghp_" + "A1b2C3d4" * 4 + "E5f6", "GitHub"),
+    ("CI token github_pat_" + "11ABCDEFG0_a1B2c3D4e5F6g7H8i9J0", "GitHub"),
+    ("Slack bot uses xoxb-" + "1234567890-0987654321-AbCdEfGhIjKlMnOp", "Slack"),
+    ("Stripe uses sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "Stripe"),
+    ("Auth header is eyJ" + "hbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw", "JWT"),
+    ("The key starts with -----BEGIN RSA " + "PRIVATE KEY-----", "PEM"),
+    ("The database password: hunter2x", "password"),
+    ("Prod DB is postgres://app:" + "s3cretPass@db.internal:5432/app", "connection string"),
+    ("The signing key is " + "q8Zr3vN1xK7pL2mW9tB4yH6cJ0sD5fG8aE1uR", "high-entropy"),
+]
+
+
+def _files(vault: Path) -> dict[str, bytes]:
+    """Every markdown file in the vault, by relative path."""
+    return {p.relative_to(vault).as_posix(): p.read_bytes() for p in sorted(vault.rglob("*.md"))}
+
+
+def _bullets(vault: Path, name: str) -> list[str]:
+    return [
+        line[2:] for line in (vault / "knowledge" / f"{name}.md").read_text("utf-8").splitlines()
+        if line.startswith("- ")
+    ]
+
+
+# -- routing --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("type_name", "target"),
+    [
+        *[(name, name) for name in CURATED],
+        ("person", "people"),
+        ("project", "projects"),
+        ("preference", "preferences"),
+        ("decision", "decisions"),
+        (" People ", "people"),
+        ("DECISION", "decisions"),
+    ],
+)
+def test_type_routes_to_its_curated_file(memory: Memory, vault: Path, type_name: str, target: str) -> None:
+    receipt = memory.save("Kestrel is the codename of the billing rewrite", type=type_name)
+    assert receipt.path == f"knowledge/{target}.md"
+    assert _bullets(vault, target) == ["Kestrel is the codename of the billing rewrite"]
+
+
+def test_default_type_is_technical(memory: Memory) -> None:
+    assert memory.save("The staging cluster runs k3s").path == "knowledge/technical.md"
+
+
+@pytest.mark.parametrize("type_name", ["episode", "custom", "notes", "", "knowledge/people.md"])
+def test_unknown_type_lists_valid_ones_and_writes_nothing(memory: Memory, vault: Path, type_name: str) -> None:
+    before = _files(vault)
+    with pytest.raises(UsageError) as caught:
+        memory.save("The staging cluster runs k3s", type=type_name)
+    for name in CURATED:
+        assert name in str(caught.value)
+    assert _files(vault) == before
+
+
+# -- topics and filing -------------------------------------------------------------
+def test_topic_matches_existing_heading_ignoring_case_and_spacing(memory: Memory, vault: Path) -> None:
+    people = vault / "knowledge" / "people.md"
+    people.write_text("# People\n\n## Sarah  (Manager)\n- Sarah leads the infra team\n\n## Bob\n- Bob is on call\n")
+    receipt = memory.save("Sarah prefers async standups", type="people", topic="  sarah (manager) ")
+    assert receipt.section == "Sarah  (Manager)"
+    assert receipt.line == 5
+    lines = people.read_text().splitlines()
+    assert lines[3:5] == ["- Sarah leads the infra team", "- Sarah prefers async standups"]
+    assert lines.count("## Sarah  (Manager)") == 1
+
+
+def test_topic_creates_a_missing_section(memory: Memory, vault: Path) -> None:
+    receipt = memory.save("wolfmem stores facts in markdown", type="projects", topic="wolfmem")
+    assert receipt.section == "wolfmem"
+    text = (vault / "knowledge" / "projects.md").read_text()
+    assert text.endswith("\n## wolfmem\n- wolfmem stores facts in markdown\n")
+    assert receipt.line == len(text.splitlines())
+
+
+@pytest.mark.parametrize("topic", ["", "   ", "##", " # "])
+def test_empty_topic_is_refused(memory: Memory, vault: Path, topic: str) -> None:
+    before = _files(vault)
+    with pytest.raises(UsageError, match="topic is empty"):
+        memory.save("Sarah prefers tea", type="people", topic=topic)
+    assert _files(vault) == before
+
+
+@pytest.mark.parametrize(
+    ("fact", "section"),
+    [
+        ("Sarah prefers async standups", "Sarah (Manager)"),
+        ("Remind sarah about the offsite", "Sarah (Manager)"),
+        ("Bob Jones is on call this week", "Bob Jones"),
+        ("Atlas ships every Tuesday", "Project Atlas — billing"),
+        ("Susan likes tea", "Unfiled"),
+        ("Sarahs tea is green", "Unfiled"),  # a whole word, not a prefix
+    ],
+)
+def test_fact_without_topic_is_filed_by_entity_else_unfiled(
+    memory: Memory, vault: Path, fact: str, section: str
+) -> None:
+    (vault / "knowledge" / "people.md").write_text(
+        "# People\n\n## Sarah (Manager)\n- Sarah leads infra\n\n## Bob Jones\n- Bob is new\n\n"
+        "## Project Atlas — billing\n- Atlas is the billing rewrite\n"
+    )
+    receipt = memory.save(fact, type="people")
+    assert receipt.section == section
+    assert f"- {fact}" in (vault / "knowledge" / "people.md").read_text().splitlines()
+
+
+def test_unfiled_section_is_reused(memory: Memory, vault: Path) -> None:
+    memory.save("The office wifi is slow on Mondays")
+    memory.save("The printer is on floor two")
+    text = (vault / "knowledge" / "technical.md").read_text()
+    assert text.count("## Unfiled") == 1
+    assert text.endswith("## Unfiled\n- The office wifi is slow on Mondays\n- The printer is on floor two\n")
+
+
+# -- validation -----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("fact", "hint"),
+    [
+        ("", "empty"),
+        ("   \t ", "empty"),
+        ("- ", "empty"),
+        ("Sarah prefers tea. Bob prefers coffee.", "2 sentences"),
+        ("Sarah prefers tea! Bob prefers coffee", "2 sentences"),
+        ("Sarah prefers tea\nBob prefers coffee", "several lines"),
+        ("Sarah prefers tea\r\nBob prefers coffee", "several lines"),
+        ("x" * 301, "301 characters"),
+        ("# Sarah", "heading"),
+        ("## Sarah (Manager)", "heading"),
+        ("```python", "code fence"),
+        ("run ~~~ this", "code fence"),
+        ("| name | role |", "table row"),
+    ],
+)
+def test_invalid_fact_is_refused_and_nothing_written(memory: Memory, vault: Path, fact: str, hint: str) -> None:
+    before = _files(vault)
+    with pytest.raises(InvalidFact, match=hint):
+        memory.save(fact, type="people")
+    assert _files(vault) == before
+    assert memory.search("Sarah prefers tea coffee") == []
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "Use linters, e.g. ruff, on every commit.",
+        "Dr. Smith reviews the design docs.",
+        "wolfmem v1.2.3 needs 3.5 GB of RAM",
+        "The docs live at example.com and docs.python.org.",
+        "Prefers short answers, i.e. no preamble.",
+        "The U.S. office opens at 9 a.m. sharp",
+        "Pi is about 3.14159 and e is about 2.718",
+        "Node v20.1.0 is pinned in .nvmrc",
+        "x" * 300,
+    ],
+)
+def test_abbreviations_urls_versions_and_decimals_are_one_sentence(
+    memory: Memory, vault: Path, fact: str
+) -> None:
+    receipt = memory.save(fact)
+    assert receipt.status == "saved"
+    assert _bullets(vault, "technical") == [fact]
+
+
+def test_list_marker_and_whitespace_are_stripped(memory: Memory, vault: Path) -> None:
+    receipt = memory.save("  - The build uses uv  ")
+    assert _bullets(vault, "technical") == ["The build uses uv"]
+    assert receipt.status == "saved"
+
+
+@pytest.mark.parametrize(("fact", "kind"), SECRETS)
+def test_secret_is_refused_and_nothing_written(memory: Memory, vault: Path, fact: str, kind: str) -> None:
+    before = _files(vault)
+    with pytest.raises(SecretRefused) as caught:
+        memory.save(fact)
+    assert kind.lower() in caught.value.kind.lower()
+    assert "1Password" in str(caught.value)  # says what to save instead
+    assert _files(vault) == before
+
+
+@pytest.mark.parametrize(
+    "fact",
+    [
+        "My Stripe key is in 1Password",
+        "The OpenAI key lives in the OPENAI_API_KEY env var",
+        "The database password is stored in Vault",
+        "We use sk-learn style pipelines",
+    ],
+)
+def test_where_a_secret_lives_is_fine(memory: Memory, fact: str) -> None:
+    assert memory.save(fact).status == "saved"
+
+
+def test_secret_topic_is_refused(memory: Memory, vault: Path) -> None:
+    before = _files(vault)
+    with pytest.raises(InvalidFact, match="secret"):
+        memory.save("The CI token is rotated monthly", topic="ghp_" + "A1b2C3d4" * 4 + "E5f6")
+    assert _files(vault) == before
+
+
+# -- receipts ---------------------------------------------------------------------
+def test_saved_receipt_fields(memory: Memory, vault: Path) -> None:
+    receipt = memory.save("Sarah is my manager", type="person", topic="Sarah (Manager)")
+    assert receipt.status == "saved"
+    assert receipt.path == "knowledge/people.md"
+    assert receipt.section == "Sarah (Manager)"
+    assert receipt.ref == f"file:knowledge/people.md#L{receipt.line}"
+    lines = (vault / "knowledge" / "people.md").read_text().splitlines()
+    assert lines[receipt.line - 1] == "- Sarah is my manager"
+    assert receipt.ref in receipt.message and "Sarah (Manager)" in receipt.message
+    assert receipt.duplicate_of is None and receipt.possibly_contradicts == []
+    data = receipt.to_dict()
+    assert set(data) == {"status", "path", "line", "section", "ref", "message"}
+    assert memory.get(receipt.ref).text.strip() == "- Sarah is my manager"
+
+
+# -- dedup ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "again",
+    [
+        "Sarah is my manager",
+        "sarah is my manager.",
+        "- Sarah  is my   manager!",
+        "\u201cSarah is my manager\u201d",
+    ],
+)
+def test_exact_duplicate_across_files_writes_nothing(memory: Memory, vault: Path, again: str) -> None:
+    first = memory.save("Sarah is my manager", type="people", topic="Sarah")
+    before = _files(vault)
+    receipt = memory.save(again, type="technical")
+    assert receipt.status == "duplicate"
+    assert receipt.duplicate_of == first.ref
+    assert (receipt.path, receipt.line, receipt.section) == (first.path, first.line, "Sarah")
+    assert "nothing was written" in receipt.message
+    assert _files(vault) == before
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("I prefer conventional commits.", "User prefers conventional commits"),
+        ("Sarah is my manager", "My manager is Sarah"),
+        ("Deploys go through GitHub Actions", "We deploy via GitHub Actions"),
+        ("The staging database is Postgres 16", "Postgres 16 is the staging database"),
+        ("Releases are tagged with semver", "We tag releases with semver"),
+    ],
+)
+def test_paraphrase_is_a_duplicate(memory: Memory, vault: Path, first: str, again: str) -> None:
+    original = memory.save(first, type="preferences")
+    memory.save("Backups are stored in S3")  # an unrelated neighbour
+    before = _files(vault)
+    receipt = memory.save(again, type="technical")
+    assert receipt.status == "duplicate"
+    assert receipt.duplicate_of == original.ref
+    assert _files(vault) == before
+
+
+def test_a_hand_written_fact_counts_for_dedup(memory: Memory, vault: Path) -> None:
+    (vault / "knowledge" / "decisions.md").write_text("# Decisions\n\n## Build\n- We chose uv over pip\n")
+    receipt = memory.save("We chose uv over pip.", type="technical")
+    assert receipt.status == "duplicate"
+    assert receipt.duplicate_of == "file:knowledge/decisions.md#L4"
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("My manager is Sarah", "My manager is Susan"),
+        ("Sarah is my manager", "My manager is Susan"),
+        ("The project uses Python 3.11", "The project uses Python 3.12"),
+        ("Prefers tabs", "Does not prefer tabs"),
+        ("Meeting on June 3rd", "Meeting on June 4th"),
+        ("The API runs on port 8080", "The API runs on port 9090"),
+    ],
+)
+def test_value_change_is_saved_and_names_the_older_fact(memory: Memory, vault: Path, old: str, new: str) -> None:
+    older = memory.save(old, type="people")
+    receipt = memory.save(new, type="people")
+    assert receipt.status == "saved"
+    assert receipt.possibly_contradicts == [older.ref]
+    assert older.ref in receipt.message
+    assert receipt.to_dict()["possibly_contradicts"] == [older.ref]
+    assert _bullets(vault, "people") == [old, new]
+
+
+def test_refinement_is_saved_without_contradiction(memory: Memory, vault: Path) -> None:
+    memory.save("Prefers dark mode", type="preferences")
+    receipt = memory.save("Prefers dark mode in VS Code", type="preferences")
+    assert receipt.status == "saved" and receipt.possibly_contradicts == []
+
+
+def test_facts_outside_curated_files_do_not_count_as_duplicates(memory: Memory, vault: Path) -> None:
+    (vault / "knowledge" / "reading-list.md").write_text("# Reading\n\n- The staging cluster runs k3s\n")
+    memory.log_episode("The staging cluster runs k3s")
+    assert memory.save("The staging cluster runs k3s").status == "saved"
+
+
+# -- the file's other bytes -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (  # CRLF endings
+            "# People\r\n\r\n## Sarah\r\n- Sarah leads infra\r\n",
+            "# People\r\n\r\n## Sarah\r\n- Sarah leads infra\r\n- Sarah prefers tea\r\n",
+        ),
+        (  # no trailing newline
+            "# People\n\n## Sarah\n- Sarah leads infra",
+            "# People\n\n## Sarah\n- Sarah leads infra\n- Sarah prefers tea",
+        ),
+        (  # front matter and wikilinks
+            "---\ntags: [people]\naliases: ['[[Team]]']\n---\n# People\n\nSee [[Org Chart]] and [[Sarah|S.]].\n\n"
+            "## Sarah\n- Sarah reports to [[Dana]]\n\n## Bob\n- Bob is new\n",
+            "---\ntags: [people]\naliases: ['[[Team]]']\n---\n# People\n\nSee [[Org Chart]] and [[Sarah|S.]].\n\n"
+            "## Sarah\n- Sarah reports to [[Dana]]\n- Sarah prefers tea\n\n## Bob\n- Bob is new\n",
+        ),
+        (  # odd spacing, tabs, trailing spaces and an HTML comment stay as written
+            "# People  \n<!-- keep me -->\n\n\n## Sarah\t\n* Sarah leads infra   \n\n\n",
+            "# People  \n<!-- keep me -->\n\n\n## Sarah\t\n* Sarah leads infra   \n- Sarah prefers tea\n\n\n",
+        ),
+    ],
+)
+def test_other_bytes_are_preserved(memory: Memory, vault: Path, before: str, after: str) -> None:
+    path = vault / "knowledge" / "people.md"
+    path.write_bytes(before.encode())
+    receipt = memory.save("Sarah prefers tea", type="people", topic="Sarah")
+    assert path.read_bytes() == after.encode()
+    assert receipt.line == after.splitlines().index("- Sarah prefers tea") + 1
+
+
+@pytest.mark.parametrize("state", ["missing", "empty", "blank"])
+def test_first_save_into_missing_or_empty_file_creates_it_with_title(
+    memory: Memory, vault: Path, state: str
+) -> None:
+    path = vault / "knowledge" / "decisions.md"
+    if state == "missing":
+        path.unlink()
+    else:
+        path.write_text("" if state == "empty" else "\n  \n")
+    receipt = memory.save("We chose Whoosh over SQLite FTS", type="decision", topic="Search")
+    text = path.read_text()
+    assert text.startswith("# Decisions\n")
+    assert text.endswith("## Search\n- We chose Whoosh over SQLite FTS\n")
+    assert text.splitlines()[receipt.line - 1] == "- We chose Whoosh over SQLite FTS"
+
+
+# -- freshness and idempotency ---------------------------------------------------------
+def test_saved_fact_is_searchable_immediately(memory: Memory) -> None:
+    receipt = memory.save("The nightly backup runs at 02:00 on the NAS", type="technical")
+    hits = memory.search("when does the nightly backup run")
+    assert hits and hits[0].ref == receipt.ref
+    # A second Memory (another process's view) sees it too, with no watcher running.
+    with Memory(memory.vault.root, memory.config) as other:
+        assert other.search("nightly backup NAS")[0].ref == receipt.ref
+
+
+def test_retry_with_same_request_id_returns_original_receipt(memory: Memory, vault: Path) -> None:
+    first = memory.save("Sarah prefers tea", type="people", request_id="req-1")
+    after_first = _files(vault)
+    again = memory.save("Sarah prefers tea", type="people", request_id="req-1")
+    assert again == first
+    # Even a different payload with the same id is answered from the record, writing nothing.
+    other = memory.save("Bob prefers coffee", type="people", request_id="req-1")
+    assert other == first
+    assert _files(vault) == after_first
+    # The record survives a restart.
+    with Memory(vault, memory.config) as reopened:
+        assert reopened.save("Bob prefers coffee", request_id="req-1") == first
+    assert _files(vault) == after_first
+
+
+def test_duplicate_receipt_is_also_replayed(memory: Memory) -> None:
+    memory.save("Sarah prefers tea", type="people")
+    first = memory.save("sarah prefers tea", request_id="req-dup")
+    assert first.status == "duplicate"
+    assert memory.save("sarah prefers tea", request_id="req-dup") == first
+
+
+@pytest.mark.parametrize("request_id", ["", "   ", "x" * 201])
+def test_bad_request_id_is_refused(memory: Memory, vault: Path, request_id: str) -> None:
+    before = _files(vault)
+    with pytest.raises(UsageError, match="request_id"):
+        memory.save("Sarah prefers tea", request_id=request_id)
+    assert _files(vault) == before
+
+
+def test_idempotent_retry_across_processes(vault: Path) -> None:
+    args = ("save", "Deploys go through GitHub Actions", "--type", "technical",
+            "--request-id", "agent-42", "--vault", str(vault), "--json")
+    first = run_cli(*args)
+    assert first.returncode == 0, first.stderr
+    after_first = _files(vault)
+    second = run_cli(*args)
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+    assert json.loads(first.stdout)["status"] == "saved"
+    assert _files(vault) == after_first
+    assert _bullets(vault, "technical") == ["Deploys go through GitHub Actions"]
+
+
+def test_cli_save_errors_exit_nonzero_and_write_nothing(vault: Path) -> None:
+    before = _files(vault)
+    result = run_cli("save", "One. Two.", "--vault", str(vault))
+    assert result.returncode != 0
+    assert "sentence" in result.stderr
+    result = run_cli("save", "Fine fact", "--type", "bogus", "--vault", str(vault))
+    assert result.returncode == 2
+    assert "people" in result.stderr
+    assert _files(vault) == before
+
+
+# -- a person's editor ---------------------------------------------------------------
+def _editor_append(path: Path, line: str, by_rename: bool) -> None:
+    """Append a line the way an editor saves: in place, or temp file + rename after checking the disk."""
+    if not by_rename:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+        return
+    tmp = path.with_name(".technical.md.editor")
+    while True:
+        seen = path.read_bytes()
+        tmp.write_bytes(seen + line.encode())
+        # Like VS Code's "the file on disk is newer" check: never save over a change it has not seen.
+        if path.read_bytes() == seen:
+            tmp.replace(path)
+            return
+
+
+def test_concurrent_editor_writes_are_never_clobbered(memory: Memory, vault: Path) -> None:
+    """An "editor" thread keeps appending its own lines, in place and by rename, while saves happen."""
+    path = vault / "knowledge" / "technical.md"
+    stop = threading.Event()
+    written: list[str] = []
+
+    def editor() -> None:
+        n = 0
+        while not stop.is_set() and n < 40:  # a bounded burst, so saves are sure to get through
+            line = f"- editor note {n}\n"
+            _editor_append(path, line, by_rename=n % 2 == 0)
+            written.append(line.strip())
+            n += 1
+            # Faster than any person, yet slow enough for a save (which parses the file) to get in.
+            stop.wait(random.uniform(0.01, 0.06))
+
+    thread = threading.Thread(target=editor)
+    thread.start()
+    try:
+        facts = [f"Service {n} listens on port {9000 + n}" for n in range(40)]
+        for fact in facts:
+            memory.save(fact)
+    finally:
+        stop.set()
+        thread.join()
+    lines = path.read_text("utf-8").splitlines()
+    assert len(written) > 10
+    assert [line for line in written if line not in lines] == []
+    for fact in facts:
+        assert lines.count(f"- {fact}") == 1, fact

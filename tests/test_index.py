@@ -14,7 +14,7 @@ from wolfmem.index import SCHEMA_VERSION, FactDoc, FactIndex, Filters
 
 def doc(path: str, line: int, text: str, section: str = "", date: str = "", doc_id: str | None = None) -> FactDoc:
     source = path.split("/", 1)[0]
-    return FactDoc(doc_id or f"{path}#{line}", path, source, section, line, text, date, "rev")
+    return FactDoc(doc_id or f"{path}#{line}", path, source, section, line, text, date)
 
 
 def terms(index: FactIndex, text: str) -> dict[str, float]:

@@ -68,19 +68,19 @@ def test_decode_note(data: bytes, max_bytes: int, text: str | None, note: str) -
 
 def test_facts_of_gives_stable_ids_and_context() -> None:
     text = "# People\n\n## Sarah (Manager)\n\n- Sarah is my manager.\n- She likes tea.\n- She likes tea.\n"
-    docs = facts_of("knowledge/people.md", text, "rev1")
+    docs = facts_of("knowledge/people.md", text)
     assert [d.line for d in docs] == [5, 6, 7]
     assert {d.section for d in docs} == {"Sarah (Manager)"}
     assert len({d.doc_id for d in docs}) == 3
     assert docs[0].context == "She likes tea."
     # The id depends on path and line content, not on where the line sits.
-    moved = facts_of("knowledge/people.md", "# People\n\n## Sarah (Manager)\n\n\n- Sarah is my manager.\n", "rev2")
+    moved = facts_of("knowledge/people.md", "# People\n\n## Sarah (Manager)\n\n\n- Sarah is my manager.\n")
     assert moved[0].doc_id == docs[0].doc_id and moved[0].line == 6
 
 
 def test_facts_of_dates_episode_facts() -> None:
     text = "# 2026-03-04\n\n## 09:15 — standup\n\n- Decided to ship Orion beta.\n"
-    (doc,) = facts_of("episodes/2026-03-04.md", text, "r")
+    (doc,) = facts_of("episodes/2026-03-04.md", text)
     assert (doc.source, doc.date, doc.section) == ("episodes", "2026-03-04", "09:15 — standup")
 
 

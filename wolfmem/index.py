@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import pickle
@@ -18,16 +19,20 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh import scoring
 from whoosh.analysis import StemmingAnalyzer
-from whoosh.fields import ID, NUMERIC, STORED, TEXT, Schema
+from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 
+from .catalog import Catalog, DocRow, ManifestEntry
 from .errors import IndexUnavailable
 from .text import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _VERSION_FILE = "wolfmem-schema.json"
+_CATALOG_FILE = "catalog.sqlite"
+# Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
+_ORPHAN_SLACK = 5
 _OPEN_ATTEMPTS = 25
 # What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
 _CORRUPT = (whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError)
@@ -48,9 +53,14 @@ class FactDoc:
     line: int
     text: str
     date: str
-    revision: str
     context: str = ""
     key: str = ""
+
+    @property
+    def digest(self) -> str:
+        """A digest of everything indexed about the fact except its line, which may shift freely."""
+        fields = (self.source, self.section, self.text, self.context, self.date, self.key)
+        return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -63,7 +73,6 @@ class IndexHit:
     line: int
     text: str
     date: str
-    revision: str
     score: float
 
 
@@ -93,7 +102,6 @@ def _schema() -> Schema:
         text=TEXT(analyzer=analyzer, stored=True),
         context=TEXT(analyzer=analyzer),
         date=ID(stored=True),
-        revision=STORED,
         key=ID,
     )
 
@@ -109,6 +117,7 @@ class FactIndex:
         self._analyzer = _analyzer()
         # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
         self._lock = lock or contextlib.nullcontext
+        self.catalog: Catalog | None = None
         self.created_fresh = False
 
     # -- lifecycle ------------------------------------------------------------
@@ -154,6 +163,7 @@ class FactIndex:
             log.warning("index at %s is corrupt (%s: %s)", self.directory, type(exc).__name__, exc)
             return False
         self._ix, self._searcher, self._identity = ix, searcher, identity
+        self.catalog = Catalog(self.directory / _CATALOG_FILE)
         return True
 
     def _create(self) -> None:
@@ -161,6 +171,8 @@ class FactIndex:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.directory.mkdir(parents=True, exist_ok=True)
         self._ix = FileStorage(str(self.directory)).create_index(_schema())
+        self.catalog = Catalog(self.directory / _CATALOG_FILE)
+        # The marker comes last: an index without it is unfinished and gets rebuilt.
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
         self._identity = self._marker_identity()
         self.created_fresh = True
@@ -175,25 +187,63 @@ class FactIndex:
         if self._searcher is not None:
             self._searcher.close()
             self._searcher = None
+        if self.catalog is not None:
+            self.catalog.close()
+            self.catalog = None
         self._ix = None
 
     # -- writing --------------------------------------------------------------
-    def replace_files(self, docs_by_path: Mapping[str, Sequence[FactDoc]], removed: Iterable[str]) -> None:
-        """In one commit: drop every fact of the given paths and removed paths, then add the new facts."""
+    def manifest(self) -> dict[str, ManifestEntry]:
+        """What the index last saw of each file (shared by every process)."""
         self.open()
+        assert self.catalog is not None
+        return self.catalog.manifest()
+
+    def replace_files(
+        self,
+        docs_by_path: Mapping[str, Sequence[FactDoc]],
+        removed: Iterable[str],
+        entries: Mapping[str, ManifestEntry] | None = None,
+    ) -> None:
+        """Make the index hold exactly these facts for these paths and none for removed paths.
+
+        Only facts whose indexed fields changed are written to Whoosh; line shifts only touch the
+        catalog. The Whoosh commit comes first, so the catalog never claims facts the index lacks.
+        """
+        self.open()
+        assert self._ix is not None and self.catalog is not None
+        removed = set(removed)
+        stale: set[str] = set()
+        added: list[FactDoc] = []
+        rows: dict[str, list[DocRow]] = {}
+        for path, docs in docs_by_path.items():
+            old = self.catalog.doc_rows(path)
+            kept: dict[str, DocRow] = {}
+            for doc in docs:
+                if doc.doc_id in kept:
+                    continue  # Whoosh would keep both copies of a key added twice in one writer.
+                kept[doc.doc_id] = DocRow(doc.doc_id, doc.line, doc.digest)
+                before = old.pop(doc.doc_id, None)
+                if before is None or before.digest != kept[doc.doc_id].digest:
+                    added.append(doc)
+            stale.update(old)
+            rows[path] = list(kept.values())
+        if removed or stale or added:
+            self._write(removed, stale | {doc.doc_id for doc in added}, added)
+        changes: dict[str, ManifestEntry | None] = {path: None for path in removed}
+        changes.update(entries or {})
+        self.catalog.commit(changes, rows)
+
+    def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
         assert self._ix is not None
         writer = self._ix.writer(timeout=30.0)
         try:
-            for path in set(removed) | set(docs_by_path):
+            for path in paths:
                 writer.delete_by_term("path", path)
-            seen: set[str] = set()
-            for docs in docs_by_path.values():
-                for doc in docs:
-                    # Whoosh would keep both copies of a key added twice in one writer.
-                    if doc.doc_id in seen:
-                        continue
-                    seen.add(doc.doc_id)
-                    writer.add_document(**_fields(doc))
+            for doc_id in doc_ids:
+                writer.delete_by_term("doc_id", doc_id)
+            for doc in docs:
+                writer.add_document(**_fields(doc))
         except BaseException:
             writer.cancel()
             raise
@@ -221,8 +271,18 @@ class FactIndex:
             if weight > 0
         ]
         searcher = self._current_searcher()
-        results = searcher.search(wq.Or(clauses), limit=limit, filter=_filter_query(filters))
-        return [_hit(result, result.score) for result in results]
+        results = searcher.search(wq.Or(clauses), limit=limit + _ORPHAN_SLACK, filter=_filter_query(filters))
+        return self._placed([(result, result.score) for result in results])[:limit]
+
+    def _placed(self, results: list[tuple[object, float]]) -> list[IndexHit]:
+        """Hits at their current lines; facts the catalog does not know (a crashed writer's) are dropped."""
+        assert self.catalog is not None
+        lines = self.catalog.lines([result["doc_id"] for result, _ in results])
+        return [
+            _hit(result, score, lines[result["doc_id"]])
+            for result, score in results
+            if result["doc_id"] in lines
+        ]
 
     def count(self) -> int:
         """How many facts the index holds."""
@@ -235,8 +295,7 @@ class FactIndex:
     def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
         """Every stored fact passing the filters, in no particular order."""
         hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
-        for result in hits:
-            yield _hit(result, 0.0)
+        yield from self._placed([(result, 0.0) for result in hits])
 
     def _current_searcher(self):
         """A searcher that sees the latest commit, from any process."""
@@ -279,20 +338,18 @@ def _fields(doc: FactDoc) -> dict[str, object]:
         "text": doc.text,
         "context": doc.context,
         "date": doc.date,
-        "revision": doc.revision,
         "key": doc.key,
     }
 
 
-def _hit(result, score: float) -> IndexHit:
+def _hit(result, score: float, line: int) -> IndexHit:
     return IndexHit(
         path=result["path"],
         source=result["source"],
         section=result.get("section", ""),
-        line=int(result["line"]),
+        line=line,
         text=result["text"],
         date=result.get("date", ""),
-        revision=result.get("revision", ""),
         score=float(score),
     )
 

@@ -22,6 +22,7 @@ _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _TASK_BOX_RE = re.compile(r"^\[[ xX]\](?:\s+|$)")
 _ROW_PREFIX_RE = re.compile(r"^[\s>]*")
+_ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 @dataclass(frozen=True)
@@ -65,13 +66,34 @@ def _lines(text: str) -> list[str]:
     return _LINE_RE.findall(text)
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as markdown and line refs count them: only ``\\r\\n``, ``\\r`` and ``\\n`` break a line.
+
+    ``str.splitlines()`` also breaks on form feeds, U+2028 and friends, which would shift every
+    later line number against the parser's.
+    """
+    return _lines(text)
+
+
+def as_bullet_text(text: str) -> str:
+    """``text`` as it must follow ``- `` to read back as itself, escaping a leading markdown character."""
+    facts = parse(f"- {text}").facts
+    if len(facts) == 1 and facts[0].text == text:
+        return text
+    escaped = "\\" + text
+    facts = parse(f"- {escaped}").facts
+    if text[:1] in _ESCAPABLE and len(facts) == 1 and facts[0].text == escaped:
+        return escaped  # "## x" or "```" in an episode stays a searchable line, not structure
+    return text
+
+
 def _newline(text: str) -> str:
     """The file's line-ending style: its first line break, or ``\\n`` if it has none."""
     match = _NEWLINE_RE.search(text)
     return match.group() if match else "\n"
 
 
-def _scan(text: str) -> tuple[ParsedFile, int]:
+def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
     """Parse text; also return the last line of its front matter (0 if none)."""
     tokens = _md().parse(text)
     lines = _lines(text)
@@ -142,9 +164,28 @@ def _assemble(
     return ParsedFile(title, tuple(sections), tuple(out))
 
 
+_MIN_CACHED_CHARS, _CACHED_CHARS = 256, 1_000_000
+
+
 def parse(text: str) -> ParsedFile:
     """Parse markdown text into its title, ``##`` sections and facts; never raises."""
     return _scan(text)[0]
+
+
+def _scan(text: str) -> tuple[ParsedFile, int]:
+    """The parse of text and the line where its front matter ends, remembered for recent texts.
+
+    A save parses the same file text several times over (to route, to insert, to check the insert,
+    to index it); results are immutable, so the recent few are shared.
+    """
+    if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
+        return _scan_uncached(text)  # tiny texts are cheap, and must not evict the files
+    return _scan_cached(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _scan_cached(text: str) -> tuple[ParsedFile, int]:
+    return _scan_uncached(text)
 
 
 def heading_key(heading: str) -> str:

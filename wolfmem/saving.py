@@ -5,28 +5,30 @@ from __future__ import annotations
 import random
 import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from . import markdown
+from . import markdown, query
 from .errors import InvalidFact, UsageError
-from .facts import Relation, clean_fact, mentions_entity, relate
+from .facts import Relation, clean_fact, has_lone_surrogate, is_blank, mentions_entity, relate, text_problem
 from .index import Filters
 from .refs import make_ref
 from .secrets import find_secret
 from .state import StateStore
 from .sync import Syncer, fact_key
-from .vault import CURATED, Vault, read_or_empty, replace_if_unchanged, template_text
+from .vault import CURATED, CURATED_PATHS, Vault, read_or_empty, replace_if_unchanged, template_text
 
 UNFILED = "Unfiled"
 CANDIDATES = 12
+MAX_CONTRADICTED = 3
 MAX_TOPIC_CHARS = 80
 MAX_REQUEST_ID_CHARS = 200
 MAX_BULLET_CHARS = 500
 MAX_HEADLINE_CHARS = 100
+MAX_BULLETS = 50
 CAS_SECONDS = 10.0
 
 TYPE_ALIASES = {
@@ -78,10 +80,14 @@ def clean_topic(topic: str | None) -> str | None:
         return None
     if not isinstance(topic, str):
         raise UsageError(f"topic must be text, not {type(topic).__name__}")
+    topic = unicodedata.normalize("NFC", topic)
     cleaned = re.sub(r"\s+", " ", topic.strip().lstrip("#").strip())
-    if not cleaned:
+    if is_blank(cleaned):
         raise UsageError("topic is empty — pass a section name like 'Sarah (Manager)' or omit it")
-    if "\n" in topic or "\r" in topic or len(cleaned) > MAX_TOPIC_CHARS:
+    problem = text_problem(topic.strip())
+    if problem is not None and problem != "spans several lines":
+        raise UsageError(f"topic {problem}; pass a plain section name like 'Sarah (Manager)'")
+    if problem is not None or len(cleaned) > MAX_TOPIC_CHARS:
         raise UsageError(f"topic must be one short line (at most {MAX_TOPIC_CHARS} characters), e.g. 'wolfmem'")
     if any(mark in cleaned for mark in ("```", "~~~", "|", "<!--")):
         raise UsageError("topic must be plain words, not markdown — e.g. 'Sarah (Manager)'")
@@ -92,8 +98,10 @@ def clean_topic(topic: str | None) -> str | None:
 
 
 def one_line(text: str, cap: int) -> str:
-    """Collapse whitespace to single spaces and cap the length with an ellipsis."""
-    flat = re.sub(r"\s+", " ", text).strip()
+    """Collapse whitespace and control characters to single spaces and cap the length with an ellipsis."""
+    # A NUL would make the whole episode file read as binary, and so unsearchable.
+    visible = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    flat = re.sub(r"\s+", " ", unicodedata.normalize("NFC", visible)).strip()
     return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"
 
 
@@ -110,9 +118,15 @@ class Saver:
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
         """Validate, dedup against every curated fact, then insert the fact as one bullet line."""
         if request_id is not None:
-            if not isinstance(request_id, str) or not request_id.strip() or len(request_id) > MAX_REQUEST_ID_CHARS:
+            if (
+                not isinstance(request_id, str)
+                or not request_id.strip()
+                or len(request_id) > MAX_REQUEST_ID_CHARS
+                or text_problem(request_id) is not None
+            ):
                 raise UsageError(
-                    f"request_id must be a non-empty string of at most {MAX_REQUEST_ID_CHARS} characters"
+                    f"request_id must be a non-empty one-line string of at most {MAX_REQUEST_ID_CHARS} "
+                    "printable characters, e.g. a UUID"
                 )
             earlier = self.state.receipt(request_id)
             if earlier is not None:
@@ -127,7 +141,8 @@ class Saver:
                 earlier = self.state.receipt(request_id)
                 if earlier is not None:
                     return Receipt(**earlier)
-            self.syncer.sync_locked()
+            # Dedup compares against the curated files only, so only they must be fresh here.
+            self.syncer.sync_locked(only=CURATED_PATHS)
             duplicate, contradicted = self._dedup(sentence)
             receipt = duplicate or self._insert(sentence, name, heading, contradicted)
             if request_id is not None:
@@ -137,18 +152,20 @@ class Saver:
     def _dedup(self, sentence: str) -> tuple[Receipt | None, list[str]]:
         """A duplicate receipt when the fact is on file already, else the refs it may contradict."""
         index = self.syncer.index
-        curated = tuple(f"knowledge/{name}.md" for name in CURATED)
-        same = list(index.iter_facts(Filters(paths=curated, keys=(fact_key(sentence),))))
+        same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),))) if hit.path in CURATED_PATHS]
         if same:
             first = min(same, key=lambda hit: (hit.path, hit.line))
             return self._duplicate(first.path, first.line, first.section), []
         contradicted: list[str] = []
-        terms = {term: 1.0 for term in index.analyse(sentence)}
-        for hit in index.search(terms, Filters(paths=curated), CANDIDATES):
+        # A paraphrase shares the fact's rarer words; searching those in fact text alone is enough.
+        terms = query.plan(index, sentence).searched
+        # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts.
+        hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0})
+        for hit in [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]:
             relation = relate(sentence, hit.text)
             if relation is Relation.DUPLICATE:
                 return self._duplicate(hit.path, hit.line, hit.section), []
-            if relation is Relation.CONTRADICTS:
+            if relation is Relation.CONTRADICTS and len(contradicted) < MAX_CONTRADICTED:
                 contradicted.append(make_ref(hit.path, hit.line))
         return None, contradicted
 
@@ -241,7 +258,7 @@ class Saver:
                 raise UsageError(f"{rel} kept changing while logging; try again")
             self.syncer.reindex_text(rel, data)
         # The block is a blank line, the `##` heading, then the bullets.
-        return rel, len(head.splitlines()) + 3, bullets[0], day
+        return rel, len(markdown.split_lines(head)) + 3, bullets[0], day
 
 
 def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[str], str]:
@@ -252,13 +269,21 @@ def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[st
         items = text
     else:
         raise UsageError("an episode is text or a list of texts, one line each")
+    if len(items) > MAX_BULLETS:
+        raise UsageError(
+            f"the episode has {len(items)} lines; at most {MAX_BULLETS} — summarise, or log it in several entries"
+        )
+    if any(has_lone_surrogate(item) for item in (*items, headline if isinstance(headline, str) else "")):
+        raise UsageError("the episode is not valid Unicode (it holds a lone surrogate such as \\ud800)")
     bullets = [one_line(re.sub(r"^\s*[-*+]\s+", "", item), MAX_BULLET_CHARS) for item in items]
-    bullets = [bullet for bullet in bullets if bullet]
+    bullets = [markdown.as_bullet_text(bullet) for bullet in bullets if not is_blank(bullet)]
     if not bullets:
         raise UsageError("the episode is empty — say what happened, e.g. 'Deployed v2 to staging'")
     if headline is not None and not isinstance(headline, str):
         raise UsageError("headline must be text")
-    title = one_line(headline or "", MAX_HEADLINE_CHARS) or one_line(bullets[0], 60)
+    title = one_line(headline or "", MAX_HEADLINE_CHARS)
+    if is_blank(title):
+        title = one_line(bullets[0], 60)
     for piece in (title, *bullets):
         kind = find_secret(piece)
         if kind:

@@ -3,35 +3,23 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import markdown
 from .facts import normalise
+from .catalog import ManifestEntry
 from .index import FactDoc, FactIndex
-from .vault import DiskFile, Vault, atomic_write, content_hash, episode_date, source_of
+from .vault import DiskFile, Vault, content_hash, episode_date, source_of
 
 log = logging.getLogger(__name__)
 
-MANIFEST_NAME = "manifest.json"
 # A file modified this close to when it was hashed may change again within the same mtime tick
 # without its stat changing ("racily clean", as git calls it), so it is re-hashed until it is older.
 RACY_WINDOW_NS = 2_000_000_000
-
-
-@dataclass(frozen=True)
-class ManifestEntry:
-    """What the index last saw of one file."""
-
-    mtime_ns: int
-    size: int
-    revision: str
-    checked_ns: int
-    skipped: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,7 +61,7 @@ def plan(
     return SyncPlan(tuple(sorted(check)), tuple(sorted(remove)))
 
 
-def facts_of(rel: str, text: str, revision: str) -> list[FactDoc]:
+def facts_of(rel: str, text: str) -> list[FactDoc]:
     """The index documents of one file's text: one per fact, with its neighbours as context."""
     parsed = markdown.parse(text)
     source = source_of(rel)
@@ -98,7 +86,6 @@ def facts_of(rel: str, text: str, revision: str) -> list[FactDoc]:
                 line=fact.line,
                 text=fact.text,
                 date=day,
-                revision=revision,
                 context=" ".join(neighbours),
                 key=fact_key(fact.text),
             )
@@ -133,42 +120,18 @@ class Syncer:
         self.vault = vault
         self.index = index
         self.max_file_bytes = max_file_bytes
-        self._manifest: dict[str, ManifestEntry] = {}
-        self._manifest_stamp: tuple[int, int, int] | None = None
         self.last_sync: float | None = None
 
     @property
     def manifest_path(self) -> Path:
         """Kept inside the index folder, so deleting the index also forgets what it held."""
-        return self.index.directory / MANIFEST_NAME
-
-    # -- manifest -------------------------------------------------------------
-    def manifest(self) -> dict[str, ManifestEntry]:
-        """The manifest as another process may have left it (re-read only when it changed)."""
         self.index.open()
-        try:
-            stat = self.manifest_path.stat()
-            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        except FileNotFoundError:
-            stamp = None
-        if stamp != self._manifest_stamp:
-            self._manifest = self._read_manifest()
-            self._manifest_stamp = stamp
-        return self._manifest
+        assert self.index.catalog is not None
+        return self.index.catalog.path
 
-    def _read_manifest(self) -> dict[str, ManifestEntry]:
-        try:
-            raw = json.loads(self.manifest_path.read_text("utf-8"))
-            return {rel: ManifestEntry(**entry) for rel, entry in raw["files"].items()}
-        except (OSError, ValueError, KeyError, TypeError):
-            return {}
-
-    def _write_manifest(self, entries: dict[str, ManifestEntry]) -> None:
-        data = json.dumps({"files": {rel: asdict(entry) for rel, entry in sorted(entries.items())}})
-        atomic_write(self.manifest_path, data.encode())
-        self._manifest = entries
-        stat = self.manifest_path.stat()
-        self._manifest_stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    def manifest(self) -> dict[str, ManifestEntry]:
+        """What the index holds of each file, as any process left it."""
+        return self.index.manifest()
 
     # -- syncing --------------------------------------------------------------
     def pending(self, *, racy: bool = True) -> SyncPlan:
@@ -179,12 +142,10 @@ class Syncer:
         return plan(self.vault.scan(), self.manifest(), racy=racy)
 
     def last_synced(self) -> float | None:
-        """When any process last changed the index (the manifest's mtime), or this one last synced."""
-        try:
-            written = self.manifest_path.stat().st_mtime
-        except OSError:
-            written = None
-        stamps = [stamp for stamp in (written, self.last_sync) if stamp is not None]
+        """When any process last changed the index, or this one last found it up to date."""
+        self.index.open()
+        assert self.index.catalog is not None
+        stamps = [stamp for stamp in (self.index.catalog.synced_at(), self.last_sync) if stamp is not None]
         return max(stamps) if stamps else None
 
     def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
@@ -195,28 +156,27 @@ class Syncer:
         with self.vault.lock():
             return self.sync_locked(progress)
 
-    def sync_locked(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
-        """sync() for a caller that already holds the vault lock."""
-        manifest = dict(self.manifest())
-        todo = plan(self.vault.scan(), manifest)
+    def sync_locked(
+        self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
+    ) -> SyncReport:
+        """sync() for a caller that already holds the vault lock; `only` limits it to some files."""
+        manifest = self.manifest()
+        known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
+        todo = plan(self.vault.scan(only), known)
         report = SyncReport()
         docs_by_path: dict[str, list[FactDoc]] = {}
+        entries: dict[str, ManifestEntry] = {}
         for number, rel in enumerate(todo.check, 1):
             entry = self._look(rel, manifest.get(rel), docs_by_path, report)
             if entry is None:
-                manifest.pop(rel, None)
                 report.removed.append(rel)
-            else:
-                manifest[rel] = entry
+            elif entry != manifest.get(rel):
+                entries[rel] = entry
             if progress:
                 progress(number, len(todo.check))
-        for rel in todo.remove:
-            manifest.pop(rel, None)
-            report.removed.append(rel)
-        if docs_by_path or report.removed:
-            self.index.replace_files(docs_by_path, report.removed)
-        if manifest != self.manifest():
-            self._write_manifest(manifest)
+        report.removed.extend(todo.remove)
+        if docs_by_path or report.removed or entries:
+            self.index.replace_files(docs_by_path, report.removed, entries)
         self.last_sync = time.time()
         return report
 
@@ -258,7 +218,7 @@ class Syncer:
             # Named like a skipped file, so `reindex` and status say which file was cut short.
             log.warning("%s: %s", rel, note)
             report.skipped[rel] = note
-        docs = facts_of(rel, text, revision)
+        docs = facts_of(rel, text)
         docs_by_path[rel] = docs
         report.indexed.append(rel)
         report.facts += len(docs)
@@ -266,19 +226,15 @@ class Syncer:
 
     def reindex_text(self, rel: str, data: bytes) -> None:
         """Index bytes wolfmem itself just wrote, under the caller's vault lock, with no re-read."""
-        manifest = dict(self.manifest())
         stat = (self.vault.root / rel).stat()
-        revision = content_hash(data)
         text, note = decode_note(data, self.max_file_bytes)
-        self.index.replace_files({rel: facts_of(rel, text or "", revision)}, [])
-        manifest[rel] = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, time.time_ns(), note)
-        self._write_manifest(manifest)
+        entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
+        self.index.replace_files({rel: facts_of(rel, text or "")}, [], {rel: entry})
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Throw the index away and index every file again."""
         with self.vault.lock():
             self.index.reset()
-            self._manifest, self._manifest_stamp = {}, None
             return self.sync_locked(progress)
 
     def skipped(self) -> dict[str, str]:

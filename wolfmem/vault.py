@@ -11,11 +11,10 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import filelock
 
@@ -38,9 +37,8 @@ _THREAD_LOCKS: dict[str, threading.RLock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
 
 
-@dataclass(frozen=True)
-class DiskFile:
-    """One markdown file found on disk, with the stat fields sync compares."""
+class DiskFile(NamedTuple):
+    """One markdown file found on disk, with the stat fields sync compares (a tuple: scans make many)."""
 
     rel: str
     mtime_ns: int
@@ -160,8 +158,13 @@ class Vault:
         return path.relative_to(self.root).as_posix()
 
     # -- scanning -------------------------------------------------------------
-    def scan(self) -> dict[str, DiskFile]:
-        """Every indexable markdown file with its stat; symlinks leaving the vault are skipped."""
+    def scan(self, only: Iterable[str] | None = None) -> dict[str, DiskFile]:
+        """Every indexable markdown file with its stat (or just those of `only` that exist).
+
+        Symlinks leaving the vault are skipped.
+        """
+        if only is not None:
+            return self._stat_some(only)
         found: dict[str, DiskFile] = {}
         visited: set[str] = set()
         for top in INDEXED_DIRS:
@@ -178,20 +181,35 @@ class Vault:
             entries = list(os.scandir(folder))
         except OSError:
             return
+        # The hot path of every search: names are checked alone, since the parent folders passed already.
         for entry in entries:
-            child = f"{rel}/{entry.name}"
-            if entry.name.startswith("."):
+            name = entry.name
+            if name.startswith(".") or _IGNORED_NAME.search(name):
                 continue
             try:
                 if entry.is_symlink() and not self._inside(entry.path):
                     continue
                 if entry.is_dir():
-                    self._scan_dir(Path(entry.path), child, into, visited)
-                elif is_indexable(child) and entry.is_file():
+                    self._scan_dir(Path(entry.path), f"{rel}/{name}", into, visited)
+                elif name.endswith(".md") and entry.is_file():
                     stat = entry.stat()
+                    child = f"{rel}/{name}"
                     into[child] = DiskFile(child, stat.st_mtime_ns, stat.st_size)
             except OSError:
                 continue
+
+    def _stat_some(self, rels: Iterable[str]) -> dict[str, DiskFile]:
+        found: dict[str, DiskFile] = {}
+        for rel in rels:
+            path = self.root / rel
+            try:
+                if path.is_symlink() and not self._inside(str(path)):
+                    continue
+                stat = path.stat()
+            except OSError:
+                continue
+            found[rel] = DiskFile(rel, stat.st_mtime_ns, stat.st_size)
+        return found
 
     def _inside(self, path: str) -> bool:
         real = Path(os.path.realpath(path))

@@ -39,23 +39,46 @@ CURATED_SHARE, CUSTOM_SHARE = 0.10, 0.20  # the rest are episode bullets
 CUSTOM_FILES = 95
 
 PEOPLE = "Sarah Bob Priya Wei Omar Lena Tomas Aiko Kofi Marta Ivan Chen Noor Diego Hana".split()
-THINGS = ("billing service, search index, staging cluster, release train, design review, backup job, "
-          "auth gateway, data pipeline, mobile app, onboarding flow, metrics dashboard, CI runner, "
-          "feature flag, payment webhook, cache layer, sync planner, audit log, vector store").split(", ")
 VERBS = ("owns, reviewed, migrated, deployed, paused, documented, benchmarked, refactored, "
          "rolled back, approved, monitors, rewrote, split, profiled, tested").split(", ")
-TAILS = ("before the offsite, after the outage, for the Q3 launch, with the platform team, "
-         "on the new hardware, behind a feature flag, using Postgres 16, in the Berlin office, "
-         "during the freeze, with help from the SRE rotation").split(", ")
-QUERIES = [
-    "who owns the billing service", "staging cluster migration", "what did Sarah review",
-    "backup job schedule", "auth gateway rollback", "Postgres 16", "payment webhook tests",
-    "release train freeze", "Priya design review", "metrics dashboard", "cache layer profiling",
-    "data pipeline outage", "who monitors the CI runner", "Berlin office", "feature flag launch",
-    "vector store benchmark", "onboarding flow rewrite", "sync planner", "audit log documentation",
-    "Kofi mobile app", "what happened after the outage", "Q3 launch plans", "SRE rotation help",
-    "Marta approved", "search index refactor",
-]
+# Words of a real vault follow Zipf's law: a few are everywhere, most are rare. The vocabulary is
+# made-up words (fixed seed) drawn with weight 1/rank, so each query mixes common and rare terms.
+_SYLLABLES = "ka lo mi ra ten vo shi pa ne du ri so ba fe lu gi mor tal ven"
+VOCABULARY_SIZE = 6000
+
+
+def _vocabulary() -> tuple[list[str], list[float]]:
+    rng = random.Random(11)
+    syllables = _SYLLABLES.split()
+    words: list[str] = []
+    seen: set[str] = set()
+    while len(words) < VOCABULARY_SIZE:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words, [1.0 / rank for rank in range(1, len(words) + 1)]
+
+
+WORDS, WEIGHTS = _vocabulary()
+
+
+def _words(rng: random.Random, k: int) -> list[str]:
+    return rng.choices(WORDS, WEIGHTS, k=k)
+
+
+def _queries() -> list[str]:
+    rng = random.Random(5)
+    shapes = [
+        lambda: f"what did {rng.choice(PEOPLE)} say about the {' '.join(_words(rng, 2))}",
+        lambda: " ".join(_words(rng, 2)),
+        lambda: f"who {rng.choice(VERBS)} the {' '.join(_words(rng, 1))}",
+        lambda: f"{rng.choice(PEOPLE)} {' '.join(_words(rng, 3))}",
+    ]
+    return [rng.choice(shapes)() for _ in range(40)]
+
+
+QUERIES = _queries()
 TARGETS = {
     "search10k": 5.0, "search100k": 15.0, "edit_p95": 300.0, "nochange": 150.0,
     "rebuild": 5000.0, "rss": 80.0, "save_p50": 15.0,
@@ -64,8 +87,8 @@ TARGETS = {
 
 def sentence(rng: random.Random, n: int) -> str:
     """A plausible one-line fact; n makes it unique."""
-    return (f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(THINGS)} "
-            f"{rng.choice(TAILS)} (ticket {n})")
+    subject, rest = _words(rng, 2), _words(rng, rng.randint(2, 5))
+    return f"{rng.choice(PEOPLE)} {rng.choice(VERBS)} the {' '.join(subject)} with {' '.join(rest)} (ticket {n})"
 
 
 def generate(root: Path, facts: int, seed: int = 7) -> dict[str, int]:
@@ -80,7 +103,7 @@ def generate(root: Path, facts: int, seed: int = 7) -> dict[str, int]:
         lines = [f"# {name.title()}", "", f"<!-- {name} -->"]
         for k in range(curated // len(CURATED)):
             if k % 20 == 0:
-                lines += ["", f"## {PEOPLE[(k // 20) % len(PEOPLE)]} {THINGS[(k // 20 + i) % len(THINGS)]}"]
+                lines += ["", f"## {PEOPLE[(k // 20) % len(PEOPLE)]} {WORDS[(k // 20 + i) % 50]}"]
             lines.append(f"- {sentence(rng, n)}")
             n += 1
         (knowledge / f"{name}.md").write_text("\n".join(lines) + "\n")
@@ -89,7 +112,7 @@ def generate(root: Path, facts: int, seed: int = 7) -> dict[str, int]:
         lines = ["---", f"tags: [custom, c{f}]", "---", f"# Notes {f}", "", "See [[Index]]."]
         for k in range(custom // CUSTOM_FILES):
             if k % 10 == 0:
-                lines += ["", f"## {THINGS[(f + k) % len(THINGS)]}"]
+                lines += ["", f"## {WORDS[(f + k) % 50]}"]
             lines.append(f"- {sentence(rng, n)}")
             n += 1
         (knowledge / f"custom-{f:03d}.md").write_text("\n".join(lines) + "\n")
@@ -101,7 +124,7 @@ def generate(root: Path, facts: int, seed: int = 7) -> dict[str, int]:
         lines = [f"# {day}"]
         for k in range(per_day):
             if k % 4 == 0:
-                lines += ["", f"## {8 + k // 4 % 10:02d}:{k % 60:02d} — {rng.choice(THINGS)}"]
+                lines += ["", f"## {8 + k // 4 % 10:02d}:{k % 60:02d} — {' '.join(_words(rng, 2))}"]
             lines.append(f"- {sentence(rng, n)}")
             n += 1
         (episodes / f"{day}.md").write_text("\n".join(lines) + "\n")
@@ -326,7 +349,7 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
             saves = []
             rng = random.Random(3)
             for n in range(40 if args.quick else 100):
-                fact = f"Bench fact b{n} says {rng.choice(PEOPLE)} {rng.choice(VERBS)} the {rng.choice(THINGS)}"
+                fact = f"Bench fact b{n} says {rng.choice(PEOPLE)} {rng.choice(VERBS)} the {' '.join(_words(rng, 3))}"
                 saves.append(timed(lambda f=fact, n=n: memory.save(f, type=CURATED[n % 5])))
             row["save"] = f"{pct(saves, 50):.0f} / {pct(saves, 95):.0f}"
             row["_save50"] = str(pct(saves, 50))

@@ -50,7 +50,7 @@ def test_precedence_flag_over_env_over_toml_over_default(tmp_path: Path) -> None
     assert load_config(flags, env, path).watcher_debounce_ms == 400
     assert load_config({}, env, path).watcher_debounce_ms == 300
     assert load_config({}, {}, path).watcher_debounce_ms == 200
-    assert load_config({}, {}, tmp_path / "none.toml").watcher_debounce_ms == 150
+    assert load_config({}, {}, tmp_path / "none.toml").watcher_debounce_ms == 100
     # A flag left unset (None) and an empty env var do not override.
     assert load_config({"watcher.debounce_ms": None}, {"WOLFMEM_WATCHER_DEBOUNCE_MS": ""}, path).watcher_debounce_ms == 200
 

@@ -45,7 +45,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_dir", str, None, "Where the daemon writes its log. Default: <user log dir>/wolfmem."),
     Setting("index.max_file_bytes", int, 5_000_000,
             "Bytes of one file that are indexed; the rest of a larger file is skipped with a warning."),
-    Setting("watcher.debounce_ms", int, 150, "Quiet time after a file event before the file is re-indexed."),
+    Setting("watcher.debounce_ms", int, 100, "Quiet time after a file event before the file is re-indexed."),
     Setting("watcher.reconcile_seconds", int, 300,
             "Seconds between full reconcile scans, the safety net for lost file events."),
     Setting("llm.base_url", str, None,
@@ -77,7 +77,7 @@ class Config:
     state_dir: str | None = None
     log_dir: str | None = None
     index_max_file_bytes: int = 5_000_000
-    watcher_debounce_ms: int = 150
+    watcher_debounce_ms: int = 100
     watcher_reconcile_seconds: int = 300
     llm_base_url: str | None = None
     llm_model: str | None = None

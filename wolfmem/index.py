@@ -134,7 +134,10 @@ class FactIndex:
         with self._lock():
             if self._open_existing():  # another process rebuilt it while we waited
                 return
-            log.warning("index at %s is missing, corrupt or of an old schema; rebuilding it", self.directory)
+            if self.directory.exists():
+                log.warning("index at %s is corrupt or of an old schema; rebuilding it", self.directory)
+            else:
+                log.info("creating the index at %s", self.directory)
             self._create()
 
     def _marker_identity(self) -> tuple[int, int] | None:

@@ -19,6 +19,7 @@ from .refs import make_ref
 from .secrets import find_secret
 from .state import StateStore
 from .sync import Syncer, fact_key
+from .validate import content_lines
 from .vault import CURATED, CURATED_PATHS, Vault, read_or_empty, replace_if_unchanged, template_text
 
 UNFILED = "Unfiled"
@@ -206,7 +207,8 @@ class Saver:
         else:
             raise UsageError(f"{rel} kept changing while saving; try again")
         self.syncer.reindex_text(rel, data)
-        self.state.add_snapshot_lines(rel, [f"- {sentence}"])
+        # Every line this save wrote (the bullet, a new heading, a title) is wolfmem's, not a hand edit.
+        self.state.add_snapshot_lines(rel, set(content_lines(new_text)) - set(content_lines(text)))
         self.state.note_first_seen(rel, [fact_key(sentence)], self.clock().date().isoformat())
         ref = make_ref(rel, line)
         message = f"Saved to {rel} under '## {heading}' ({ref})."

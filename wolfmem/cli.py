@@ -306,7 +306,7 @@ def _show_result(result: dict[str, Any], as_json: bool) -> None:
         _print_json(result)
         return
     typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
-    for rel, diff in (result.get("diffs") or {}).items():
+    for diff in (result.get("diffs") or {}).values():
         typer.echo(diff, nl=not diff.endswith("\n"))
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import enum
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from wolfmem import secrets, text
@@ -53,12 +54,15 @@ _CANONICAL_CHARS = str.maketrans({
 _BOUNDARY = re.compile(
     r"(?P<end>[.!?\u2026]+)[\"')\]\u201d\u2019]*\s+[\"'(\[\u201c\u2018]*(?P<next>\w)"
 )
+# CJK full stops end a sentence with no space after them ("李明是经理。他很好。").
+_CJK_BOUNDARY = re.compile(r"[\u3002\uff01\uff1f]+[\u300d\u300f\u201d\uff09]*\s*\w")
 _ABBREVIATIONS = frozenset(
     """e.g i.e etc vs cf al approx incl esp resp viz dr mr mrs ms mx prof sr jr st mt
-    inc ltd co corp dept est fig vol ch sec no ave blvd gen gov rev hon ph.d
+    inc ltd co corp dept est fig vol ch sec no ave blvd gen gov rev hon ph.d aka
     jan feb apr jun jul aug sep sept oct nov dec a.m p.m""".split()
 )
-_DOTTED_ACRONYM = re.compile(r"^(?:\w\.)+\w$")
+# "U.S.A", "i.e" — letters only, so a version like "2.0" still ends a sentence.
+_DOTTED_ACRONYM = re.compile(r"^(?:[^\W\d_]\.)+[^\W\d_]$")
 
 
 def _is_sentence_break(fact: str, match: re.Match[str]) -> bool:
@@ -78,21 +82,63 @@ def _is_sentence_break(fact: str, match: re.Match[str]) -> bool:
 
 def count_sentences(fact: str) -> int:
     """How many sentences `fact` holds, ignoring abbreviations, initials, versions and URLs."""
-    return 1 + sum(_is_sentence_break(fact, m) for m in _BOUNDARY.finditer(fact))
+    breaks = sum(_is_sentence_break(fact, m) for m in _BOUNDARY.finditer(fact))
+    return 1 + breaks + len(_CJK_BOUNDARY.findall(fact))
 
 
 # --- validation ----------------------------------------------------------------
 
 
+# Every character str.splitlines() breaks on: an editor may show any of them as a new line.
+_LINE_BREAKS = frozenset("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def has_lone_surrogate(value: str) -> bool:
+    """Whether `value` cannot be encoded as UTF-8 (JSON's "\\ud800" and undecodable argv bytes)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot be written to a UTF-8 markdown line, or None when it can."""
+    if has_lone_surrogate(value):
+        return "is not valid Unicode (it holds a lone surrogate such as \\ud800)"
+    if any(ch in _LINE_BREAKS for ch in value):
+        return "spans several lines"
+    control = next(
+        (ch for ch in value if unicodedata.category(ch) == "Cc" and ch != "\t"), None
+    )
+    if control is not None:
+        return f"holds the control character U+{ord(control):04X}"
+    # Bidi overrides and isolates can make the saved line read differently from what it stores.
+    bidi = next((ch for ch in value if "\u202a" <= ch <= "\u202e" or "\u2066" <= ch <= "\u2069"), None)
+    if bidi is not None:
+        return f"holds the invisible text-direction control U+{ord(bidi):04X}"
+    return None
+
+
+def is_blank(value: str) -> bool:
+    """Whether `value` has nothing visible: only whitespace and zero-width characters."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in value)
+
+
 def clean_fact(raw: str) -> str:
     """Return `raw` as one clean sentence, or raise InvalidFact / SecretRefused saying why."""
-    fact = _LIST_MARKER.sub("", raw.strip(), count=1).strip()
-    if not fact:
+    # NFC: a fact typed on macOS (decomposed "é") and on Linux is the same fact, byte for byte.
+    fact = _LIST_MARKER.sub("", unicodedata.normalize("NFC", raw).strip(), count=1).strip()
+    if is_blank(fact):
         raise InvalidFact("fact is empty — pass one sentence such as 'Sarah prefers tea'")
-    if "\n" in fact or "\r" in fact:
+    problem = text_problem(fact)
+    if problem == "spans several lines":
         raise InvalidFact(
             "fact spans several lines — save each line as its own fact, one sentence each"
         )
+    if problem is not None:
+        raise InvalidFact(f"fact {problem} — pass plain text, one sentence")
+    fact = fact.replace("\t", " ")
     if len(fact) > MAX_FACT_CHARS:
         raise InvalidFact(
             f"fact is {len(fact)} characters; the limit is {MAX_FACT_CHARS} — "
@@ -123,6 +169,8 @@ def clean_fact(raw: str) -> str:
 
 def normalise(fact: str) -> str:
     """Exact-duplicate key: casefolded, spacing, quotes and dashes unified, end punctuation gone."""
+    # NFKC folds decomposed accents and full-width forms ("Ｃａｆé" is "Café").
+    fact = unicodedata.normalize("NFKC", fact)
     fact = _LIST_MARKER.sub("", fact.translate(_CANONICAL_CHARS).strip(), count=1)
     return " ".join(fact.split()).casefold().rstrip(".!?;:, ")
 

@@ -189,8 +189,8 @@ def _scan_cached(text: str) -> tuple[ParsedFile, int]:
 
 
 def heading_key(heading: str) -> str:
-    """Normalise a heading for matching: casefold and collapse whitespace."""
-    return " ".join(heading.split()).casefold()
+    """Normalise a heading for matching: NFC, casefold and collapse whitespace."""
+    return " ".join(unicodedata.normalize("NFC", heading).split()).casefold()
 
 
 def find_section(parsed: ParsedFile, heading: str) -> Section | None:

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from dataclasses import asdict, dataclass
 
 from . import markdown
 from .errors import NotFound, UsageError
+from .facts import has_lone_surrogate
 from .vault import Vault, content_hash
 
 MAX_LINES = 400
 MAX_CHARS = 40_000
-_LINE_RANGE = re.compile(r"^L(\d+)(?:-L?(\d+))?$", re.IGNORECASE)
+MAX_REF_CHARS = 1024
+_LINE_RANGE = re.compile(r"^L([0-9]+)(?:-L?([0-9]+))?$", re.IGNORECASE)
+_SCHEME = re.compile(r"^file:\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -42,9 +46,11 @@ def split_ref(ref: str) -> tuple[str, str]:
     """A ref's vault-relative path and its anchor ('' when none)."""
     if not isinstance(ref, str) or not ref.strip():
         raise UsageError("ref is empty — pass a ref from memory_search, e.g. 'file:knowledge/people.md#L12'")
-    ref = ref.strip()
-    if ref.startswith("file:"):
-        ref = ref[len("file:"):]
+    if len(ref) > MAX_REF_CHARS:
+        raise UsageError(f"ref is {len(ref)} characters long; refs are short, e.g. 'file:knowledge/people.md#L12'")
+    if has_lone_surrogate(ref):
+        raise UsageError("ref is not valid Unicode (it holds a lone surrogate); pass a ref from memory_search")
+    ref = _SCHEME.sub("", ref.strip(), count=1)
     while ref.startswith("./"):
         ref = ref[2:]
     path, _, anchor = ref.partition("#")
@@ -57,14 +63,19 @@ def read_ref(vault: Vault, ref: str) -> Excerpt:
     """Read the file, line range or section a ref names, capped at MAX_LINES / MAX_CHARS."""
     rel, anchor = split_ref(ref)
     path = vault.resolve(rel)
+    rel = vault.rel(path)  # "knowledge//a.md" and "knowledge/./a.md" name knowledge/a.md
     if not rel.endswith(".md"):
         raise UsageError(f"{rel} is not a markdown note; memory_get reads the vault's .md files")
     try:
         data = path.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(f"no file {rel} in the vault; use memory_search or memory_map to find refs") from None
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+        raise NotFound(f"no file {rel[:80]}… in the vault; its name is too long") from None
     text = data.decode("utf-8", errors="replace")
-    lines = text.splitlines(keepends=True)
+    lines = markdown.split_lines(text)
     start, end = _anchor_range(text, lines, anchor, rel)
     return _excerpt(rel, lines, start, end, content_hash(data))
 
@@ -110,16 +121,25 @@ def _excerpt(rel: str, lines: list[str], start: int, end: int, revision: str) ->
     chunk: list[str] = []
     size = 0
     last = start - 1
+    cut_line = False
     for number in range(start, end + 1):
         if number - start >= MAX_LINES or size + len(lines[number - 1]) > MAX_CHARS and chunk:
             break
-        chunk.append(lines[number - 1])
-        size += len(lines[number - 1])
+        line = lines[number - 1]
+        if len(line) > MAX_CHARS:
+            # One enormous line (minified text, a pasted blob) is cut, never returned whole.
+            line, cut_line = line[:MAX_CHARS], True
+        chunk.append(line)
+        size += len(line)
         last = number
-    truncated = last < end
+        if cut_line:
+            break
+    truncated = last < end or cut_line
     body = "".join(chunk)
     next_ref = None
-    if truncated:
+    if cut_line and last == end:
+        body = body.rstrip("\n") + f"\n[… line {last} is cut at {MAX_CHARS} characters]\n"
+    elif truncated:
         next_ref = f"file:{rel}#L{last + 1}-L{end}"
         body = body.rstrip("\n") + f"\n[… truncated at line {last} of {end}; read on with {next_ref}]\n"
     anchor = "" if (start, end) == (1, max(len(lines), 1)) else f"#L{start}-L{last}"

@@ -13,14 +13,29 @@ from typing import Any
 
 from . import markdown, query
 from .errors import InvalidFact, UsageError
-from .facts import Relation, clean_fact, has_lone_surrogate, is_blank, mentions_entity, relate, text_problem
+from .facts import (
+    Relation,
+    clean_fact,
+    has_lone_surrogate,
+    is_blank,
+    mentions_entity,
+    relate,
+    text_problem,
+)
 from .index import Filters
 from .refs import make_ref
 from .secrets import find_secret
 from .state import StateStore
 from .sync import Syncer, fact_key
 from .validate import content_lines
-from .vault import CURATED, CURATED_PATHS, Vault, read_or_empty, replace_if_unchanged, template_text
+from .vault import (
+    CURATED,
+    CURATED_PATHS,
+    Vault,
+    read_or_empty,
+    replace_if_unchanged,
+    template_text,
+)
 
 UNFILED = "Unfiled"
 CANDIDATES = 12

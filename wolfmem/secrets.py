@@ -14,7 +14,11 @@
    "internationalization-support").  UUIDs and hex strings of up to 40
    characters (MD5, git SHA-1) are *not* flagged: they are identifiers people
    legitimately note down.  Longer hex (e.g. 64-char) is flagged, since
-   hex-encoded signing keys look exactly like that.
+   hex-encoded signing keys look exactly like that, except after a digest
+   prefix (`sha256:…`, a Docker digest or SSH fingerprint).  Runs in the host
+   or path of an http(s) URL are ids (a Google Doc, a video), not keys; its
+   query string is still checked, and webhook URLs (Slack, Discord) have
+   their own patterns.
 
 Mentioning where a secret lives ("the Stripe key is in 1Password",
 "OPENAI_API_KEY env var", "sk-learn") is never flagged.
@@ -40,6 +44,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}")),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
     ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    # A webhook URL is its own credential: whoever has it can post.
+    ("Slack webhook URL", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}")),
+    ("Discord webhook URL", re.compile(r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}")),
     ("connection string with a password",
      re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:(?P<value>[^\s/@]+)@[^\s/@]")),
 ]
@@ -76,6 +83,10 @@ _REFERENCE_WORDS = frozenset(
 )
 
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
+# A digest or fingerprint names public content ("sha256:4d5e…", "SHA256:nThbg6…"), it unlocks nothing.
+_DIGEST_PREFIX = re.compile(r"(?i)\b(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:=-]$")
+# The path of a web URL: document and video ids live there; query strings (?sig=…) do not count.
+_URL_PATH = re.compile(r"\bhttps?://[^\s/?#]+(?P<path>/[^\s?#]*)")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 # Pieces of an identifier: camelCase words, lowercase runs, digit runs.
@@ -132,7 +143,9 @@ def _reads_like_words(token: str) -> bool:
     covered = sum(len(p) for p in wordy)
     letters = "".join(wordy).lower()
     vowels = sum(letters.count(v) for v in "aeiouy")
-    return covered >= 0.7 * len(token) and vowels >= 0.3 * max(len(letters), 1)
+    # Measured against the letters, so separators and numbers in a path ("eu-west-1/2024") do not count.
+    alphabetic = sum(ch.isalpha() for ch in token)
+    return covered >= 0.7 * max(alphabetic, 1) and covered >= 0.5 * len(token) and vowels >= 0.3 * max(len(letters), 1)
 
 
 def _is_high_entropy(token: str) -> bool:
@@ -173,7 +186,12 @@ def find_secret(text: str) -> str | None:
     match = _PASSWORD_IS.search(text)
     if match and _looks_like_password(match.group("value")):
         return "password"
+    url_paths = [(m.start(), m.end("path")) for m in _URL_PATH.finditer(text)]
     for match in _CANDIDATE.finditer(text):
+        if _DIGEST_PREFIX.search(text[: match.start()]):
+            continue
+        if any(start <= match.start() and match.end() <= end for start, end in url_paths):
+            continue
         if _is_high_entropy(match.group()):
             return "high-entropy token"
     return None

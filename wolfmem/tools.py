@@ -13,12 +13,17 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from .errors import UsageError, WolfmemError
 from .memory import MAX_LIMIT, SOURCES, Hit, Memory
+from .saving import MAX_BULLETS
 from .vault import CURATED
 
 log = logging.getLogger(__name__)
 
 MAX_QUERIES = 8
 BATCH_LIMIT = 5
+# Far above any honest call (a fact is 300 characters, an episode 50 lines of 500).
+MAX_ARGUMENT_CHARS = 100_000
+ECHO_CHARS = 120
+ERROR_CHARS = 2_000
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
 
 # The doctrine every agent should follow, also sent as the MCP server's instructions.
@@ -81,7 +86,7 @@ def _search(memory: Memory, args: dict[str, Any]) -> ToolResult:
         except UsageError as exc:
             # One phrasing of stop words should not sink the rest of the batch.
             groups.append({"query": text, "results": [], "error": str(exc)})
-            blocks.append(f"## {json.dumps(text)}: error: {exc}")
+            blocks.append(f"## {_echo(text)}: error: {exc}")
             continue
         groups.append({"query": text, "results": [h.to_dict() for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
@@ -123,14 +128,19 @@ def format_hit(hit: Hit) -> str:
     return f"{hit.ref} [{where}] {hit.snippet}"
 
 
+def _echo(text: str) -> str:
+    """A query quoted back to the model, cut short: a pasted page should not come back twice."""
+    return json.dumps(text if len(text) <= ECHO_CHARS else text[: ECHO_CHARS - 1] + "…", ensure_ascii=False)
+
+
 def _hits_text(query: str, hits: list[Hit]) -> str:
     if not hits:
         return (
-            f"No results for {json.dumps(query)}. Search again with 2-3 other phrasings "
+            f"No results for {_echo(query)}. Search again with 2-3 other phrasings "
             "(a synonym, a name, a broader topic) before concluding it is not recorded."
         )
     noun = "result" if len(hits) == 1 else "results"
-    return f"{len(hits)} {noun} for {json.dumps(query)}:\n" + "\n".join(format_hit(hit) for hit in hits)
+    return f"{len(hits)} {noun} for {_echo(query)}:\n" + "\n".join(format_hit(hit) for hit in hits)
 
 
 # -- the table ------------------------------------------------------------------
@@ -274,7 +284,8 @@ TOOLS: tuple[Tool, ...] = (
             "type": "object",
             "properties": {
                 "text": {"anyOf": [{"type": "string", "minLength": 1},
-                                   {"type": "array", "items": {"type": "string"}, "minItems": 1}],
+                                   {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                                    "maxItems": MAX_BULLETS}],
                          "description": "What happened: one line, or a list of bullet lines."},
                 "headline": {"type": "string",
                              "description": "A short title for the entry, e.g. 'Deployed v2'. "
@@ -325,6 +336,11 @@ def parse_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> di
     if arguments is None or (isinstance(arguments, str) and not arguments.strip()):
         args: Any = {}
     elif isinstance(arguments, str):
+        if len(arguments) > MAX_ARGUMENT_CHARS:
+            raise UsageError(
+                f"arguments are {len(arguments):,} characters; at most {MAX_ARGUMENT_CHARS:,} — "
+                f"pass an object like {json.dumps(tool.example)}"
+            )
         try:
             args = json.loads(arguments)
         except json.JSONDecodeError as exc:
@@ -332,17 +348,38 @@ def parse_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> di
                 f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
                 f"pass an object like {json.dumps(tool.example)}"
             ) from None
+        except RecursionError:
+            raise UsageError(f"arguments are nested too deeply; pass an object like {json.dumps(tool.example)}") from None
     else:
         args = arguments
     if not isinstance(args, Mapping):
         raise UsageError(f"arguments must be a JSON object like {json.dumps(tool.example)}, "
-                         f"not {type(args).__name__}")
-    args = dict(args)
-    if tool.name == "memory_search" and isinstance(args.get("sources"), str):
-        args["sources"] = [args["sources"]]  # a lone source is a common, harmless slip
+                         f"not {_JSON_NAMES.get(type(args), type(args).__name__)}")
+    args = _forgive(tool, dict(args))
     error = best_match(_VALIDATORS[tool.name].iter_errors(args))
     if error is not None:
         raise UsageError(f"{_describe(error, tool)}. Example: {json.dumps(tool.example)}")
+    return args
+
+
+_JSON_NAMES = {type(None): "null", list: "an array", str: "a string", int: "a number", float: "a number",
+               bool: "a boolean"}
+
+
+def _forgive(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
+    """Undo the harmless slips models make, so the schema only refuses what is really wrong."""
+    required = set(tool.parameters.get("required", ()))
+    # Strict function calling sends every optional argument, as null when unused.
+    args = {key: value for key, value in args.items() if value is not None or key in required}
+    if tool.name == "memory_search":
+        if isinstance(args.get("sources"), str):
+            args["sources"] = [args["sources"]]  # a lone source
+        for key in ("after", "before"):
+            if isinstance(args.get(key), str):
+                args[key] = args[key].strip()
+        limit = args.get("limit")
+        if isinstance(limit, float) and limit.is_integer():
+            args["limit"] = int(limit)  # JSON Schema already counts 5.0 as an integer
     return args
 
 
@@ -376,4 +413,6 @@ def _describe(error: ValidationError, tool: Tool) -> str:
 
 
 def _error(message: str) -> ToolResult:
+    if len(message) > ERROR_CHARS:
+        message = message[: ERROR_CHARS - 1] + "…"  # an error quoting a huge argument
     return ToolResult(f"Error: {message}", None, True)

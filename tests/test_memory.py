@@ -347,3 +347,16 @@ def test_memory_map_counts_are_coarse(memory: Memory) -> None:
 def test_memory_map_survives_a_missing_curated_file(memory: Memory) -> None:
     os.unlink(memory.vault.root / "knowledge/decisions.md")
     assert "decisions.md: (empty)" in memory.memory_map()
+
+
+def test_chinese_and_japanese_facts_are_found_by_a_few_characters(memory: Memory) -> None:
+    memory.save("李明是我的经理。", type="people")
+    memory.save("東京タワーに行った。", type="preferences")
+    assert [hit.text for hit in memory.search("李明")] == ["李明是我的经理。"]
+    assert [hit.text for hit in memory.search("タワー")] == ["東京タワーに行った。"]
+
+
+@pytest.mark.parametrize("sources", [5, {"knowledge": 1}, 3.5])
+def test_sources_of_the_wrong_type_are_a_usage_error(memory: Memory, sources: object) -> None:
+    with pytest.raises(UsageError, match="sources"):
+        memory.search("anything", sources=sources)  # type: ignore[arg-type]

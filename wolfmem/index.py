@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import pickle
+import re
 import shutil
 import struct
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh import scoring
-from whoosh.analysis import StemmingAnalyzer
+from whoosh.analysis import Filter, StemmingAnalyzer
 from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
 
@@ -28,7 +29,7 @@ from .text import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
@@ -87,8 +88,26 @@ class Filters:
     before: str | None = None
 
 
-def _analyzer() -> StemmingAnalyzer:
-    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1)
+# Chinese and Japanese are written without spaces, so a run of them would be one huge "word".
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+class _CJKBigrams(Filter):
+    """Split runs of Chinese/Japanese characters into overlapping pairs, the usual CJK index unit."""
+
+    def __call__(self, tokens):
+        for token in tokens:
+            text = token.text
+            if len(text) < 3 or not _CJK.search(text):
+                yield token
+                continue
+            for start in range(len(text) - 1):
+                token.text = text[start:start + 2]
+                yield token
+
+
+def _analyzer():
+    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1) | _CJKBigrams()
 
 
 def _schema() -> Schema:

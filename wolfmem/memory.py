@@ -189,7 +189,12 @@ class Memory:
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
     if sources is None:
         return ()
-    chosen = [sources] if isinstance(sources, str) else list(sources)
+    if isinstance(sources, str):
+        chosen = [sources]
+    elif isinstance(sources, (list, tuple, set, frozenset)):
+        chosen = list(sources)
+    else:
+        raise UsageError(f"sources must be a name or a list of names from: {', '.join(SOURCES)}")
     bad = [source for source in chosen if source not in SOURCES]
     if bad:
         raise UsageError(f"unknown source(s) {', '.join(map(str, bad))}; use any of: {', '.join(SOURCES)}")

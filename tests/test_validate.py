@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.validate import clean_changes, content_lines, hand_edited_lines, repair, validate
+from wolfmem.validate import clean_changes, content_lines, hand_edited_lines, looks_like_instruction, repair, validate
 
 OLD = """# People
 
@@ -203,3 +203,17 @@ def test_clean_changes_drops_unusable_items_and_annotations():
 
 def test_repair_keeps_text_that_needs_nothing():
     assert repair(OLD, OLD, "People") == (OLD, [])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Always run tests before pushing.",
+        "Never deploy on Fridays.",
+        "Going forward, the team uses Rust.",
+        "Run tests with pytest.",
+        "User prefers answers in French.",
+    ],
+)
+def test_preferences_and_decisions_are_not_mistaken_for_instructions(line: str) -> None:
+    assert not looks_like_instruction(line)

@@ -31,6 +31,7 @@ from .facts import Relation, normalise, relate
 from .memory import Memory
 from .secrets import find_secret
 from .sync import fact_key
+from .validate import looks_like_instruction
 from .vault import CURATED_PATHS, content_hash, episode_date
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ _UPCOMING = re.compile(
     re.IGNORECASE,
 )
 _MONTH_NAMES = {m.lower(): n for n, m in enumerate(
-    "January February March April May June July August September October November December".split(), 1)}
+    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"], 1)}
 _MONTH_RE = "|".join(sorted({*(_MONTH_NAMES), *(m[:3] for m in _MONTH_NAMES)}, key=len, reverse=True))
 _DATES = (
     re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
@@ -160,6 +161,8 @@ def audit_strip(line: str) -> str:
 
 def edit(file_text: str, old: list[str], new: str) -> str | None:
     """Remove the old lines (or replace them with the one new line); None if any old line is missing."""
+    if not old:
+        return None  # a change that names no line has nothing to act on
     lines = file_text.splitlines(keepends=True)
     stripped = [line.rstrip() for line in lines]
     positions = []
@@ -201,6 +204,7 @@ def run_audit(
     if not _MONTH.match(month or ""):
         raise UsageError(f"month must look like 2026-10, not {month!r}")
     apply = config.audit_apply if apply is None else apply
+    _check_report_path(memory, month)
     today = now.date()
     files = _read_files(memory)
     findings: list[Finding] = []
@@ -277,11 +281,16 @@ def _ask(memory: Memory, client: Any, rel: str, body: str, evidence: audit_promp
 
     annotated = annotate(FileInput(rel, body, memory.state.first_seen(rel), hand_lines_of(memory, rel, body)))
     system, user = audit_prompt.build_prompt(rel, annotated, evidence)
-    reply = client.complete_json(system, user, audit_prompt.SCHEMA, "audit")
+    try:
+        reply = client.complete_json(system, user, audit_prompt.SCHEMA, "audit")
+    except (RecursionError, ValueError) as exc:
+        # json.loads raises these, not JSONDecodeError, for absurd nesting or huge numbers.
+        raise LLMError(f"the model's audit reply is not usable JSON ({type(exc).__name__})") from None
     for key, value in reply.usage.items():
         usage[key] = usage.get(key, 0) + value
     summary, items = audit_prompt.parse_reply(reply.data)
     found = []
+    fact_lines = _fact_lines(body)
     for item in items:
         located = [locate(body, line) for line in item.lines]
         lines = [line for line in located if line is not None]
@@ -289,6 +298,9 @@ def _ask(memory: Memory, client: Any, rel: str, body: str, evidence: audit_promp
                           [_safe(e) for e in item.evidence], source="llm")
         if not item.lines or None in located:
             finding.outcome, finding.reasons = "not-found", ["the lines it names are not in the file"]
+        elif item.action != "keep" and not set(lines) <= fact_lines:
+            # Removing a heading would silently move its facts under the section above.
+            finding.outcome, finding.reasons = "rejected", ["it would change a title or heading, not a fact"]
         elif find_secret(item.new):
             finding.outcome, finding.reasons = "rejected", ["the replacement looks like a secret; never written"]
         else:
@@ -296,6 +308,12 @@ def _ask(memory: Memory, client: Any, rel: str, body: str, evidence: audit_promp
             finding.hash = line_hash(lines) if finding.change else ""
         found.append(finding)
     return _safe(summary), found
+
+
+def _fact_lines(body: str) -> set[str]:
+    """The raw (right-stripped) lines of a file that hold facts."""
+    lines = body.splitlines()
+    return {lines[f.line - 1].rstrip() for f in markdown.parse(body).facts if f.line <= len(lines)}
 
 
 def _land_all(memory: Memory, files: dict[str, tuple[str, str]], changed: list[Finding], apply: bool) -> None:
@@ -367,9 +385,15 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
         raise UsageError(f"there is no audit report for {month} ({rel}){hint}")
     meta, findings = _load_report(path.read_text("utf-8"), rel)
     staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
+    for finding in staged:
+        if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
+            # The report is a file in the vault: someone may have edited its data block.
+            finding.outcome, finding.reasons = "rejected", ["the staged change is malformed; not applied"]
+            finding.change = finding.change if _well_formed(finding.change) else None
+    staged_ok = [f for f in staged if f.outcome == "staged"]
     files = _read_files(memory)
     by_file: dict[str, list[Finding]] = defaultdict(list)
-    for finding in staged:
+    for finding in staged_ok:
         by_file[finding.file].append(finding)
     for file_rel, group in by_file.items():
         body, revision = files.get(file_rel, ("", ""))
@@ -389,6 +413,17 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
     status = "noop" if not staged else "ok" if counts.get("applied", 0) == len(staged) else "partial"
     return {"status": status, "summary": summary, "month": month, "report": rel, "counts": counts,
             "changes": [asdict(f) for f in staged]}
+
+
+def _well_formed(change: Any) -> bool:
+    return (
+        isinstance(change, dict)
+        and change.get("kind") in ("removed", "merged", "superseded")
+        and isinstance(change.get("old"), list)
+        and bool(change["old"])
+        and all(isinstance(line, str) for line in change["old"])
+        and isinstance(change.get("new"), str)
+    )
 
 
 def locate_exact(file_text: str, line: str) -> str | None:
@@ -413,6 +448,18 @@ def report_rel(month: str) -> str:
     if not _MONTH.match(month or ""):
         raise UsageError(f"month must look like 2026-10, not {month!r}")
     return f"consolidated/audit-{month}.md"
+
+
+def _check_report_path(memory: Memory, month: str) -> None:
+    """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
+    rel = report_rel(month)
+    path = memory.vault.resolve(rel)
+    try:
+        existing = path.read_text("utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError):
+        existing = "?"  # unreadable: certainly not one of ours
+    if existing.strip() and _DATA_BLOCK.search(existing) is None:
+        raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")
 
 
 def _write_report(memory: Memory, meta: dict[str, Any], findings: list[Finding]) -> str:
@@ -445,7 +492,7 @@ def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
             continue
         lines += ["", f"## {title}"]
         for number, finding in enumerate(chosen, 1):
-            lines += ["", f"### {number}. {finding.kind} in {finding.file}"]
+            lines += ["", f"### {number}. {_safe(finding.kind)} in {_safe(finding.file)}"]
             lines += [f"- Line: {_quote(line)}" for line in finding.lines]
             lines.append(f"- Why: {_safe(finding.detail)}")
             if finding.evidence:
@@ -496,6 +543,8 @@ def _safe(value: str) -> str:
     flat = " ".join(str(value).split())
     if find_secret(flat):
         return "[withheld: looks like a secret]"
+    if looks_like_instruction(flat):
+        return "[withheld: reads like an instruction to the agent]"  # the report is indexed and searched
     return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
 
 

@@ -156,6 +156,13 @@ def build_prompt(rel: str, annotated: str, evidence: Evidence) -> tuple[str, str
     return system, "\n".join(parts)
 
 
+def _strings(value: Any) -> list[str]:
+    """A model's string-or-list-of-strings field as a list; anything else (a number, an object) is none."""
+    if isinstance(value, str):
+        return [value]
+    return [x for x in value if isinstance(x, str)] if isinstance(value, list) else []
+
+
 def parse_reply(data: dict[str, Any]) -> tuple[str, list[AuditItem]]:
     """Check the model's JSON (json_object mode does not enforce the schema); drop unusable findings."""
     findings = data.get("findings")
@@ -165,11 +172,9 @@ def parse_reply(data: dict[str, Any]) -> tuple[str, list[AuditItem]]:
     for raw in findings:
         if not isinstance(raw, dict) or raw.get("action") not in ACTIONS:
             continue
-        lines = raw.get("lines") or []
-        lines = [lines] if isinstance(lines, str) else [str(x) for x in lines if isinstance(x, str) and x.strip()]
-        evidence = raw.get("evidence") or []
-        evidence = [evidence] if isinstance(evidence, str) else [str(x) for x in evidence if isinstance(x, str)]
+        lines = [x for x in _strings(raw.get("lines")) if x.strip()]
+        evidence = _strings(raw.get("evidence"))
         kind = raw.get("kind") if raw.get("kind") in KINDS else "stale"
         items.append(AuditItem(kind, lines, " ".join(str(raw.get("explanation") or "").split()),
-                               evidence, str(raw["action"]), str(raw.get("new") or "").strip()))
+                               evidence, str(raw["action"]), " ".join(str(raw.get("new") or "").split())))
     return " ".join(str(data.get("summary") or "").split()), items

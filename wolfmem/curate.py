@@ -24,7 +24,16 @@ from .errors import WolfmemError
 from .llm import LLMClient, LLMSettings
 from .memory import Memory
 from .offline import OfflineCurator
-from .proposal import Curator, CurationRequest, Episode, FileInput, FileProposal, LLMCurator, Proposal, SavedFact
+from .proposal import (
+    CurationRequest,
+    Curator,
+    Episode,
+    FileInput,
+    FileProposal,
+    LLMCurator,
+    Proposal,
+    SavedFact,
+)
 from .sync import fact_key
 from .validate import content_lines, hand_edited_lines, validate
 from .vault import CURATED_PATHS, content_hash, episode_date, template_text
@@ -356,6 +365,17 @@ def _record(
         "log_path": result.log_path,
         "last_success_day": last_success,
         "revisions": revisions,
-        "episodes": inputs.episode_revisions if success else previous.get("episodes", {}),
+        "episodes": _seen_episodes(previous.get("episodes", {}), inputs.episode_revisions if success else {},
+                                   last_success),
     }
     memory.state.put_run_record(JOB, record)
+
+
+def _seen_episodes(before: dict[str, str], now: dict[str, str], last_success: str | None) -> dict[str, str]:
+    """Episode revisions read so far, from the last successful day on.
+
+    Merged rather than replaced: a run for an earlier day (a clock set back) reads none of the
+    later logs, and forgetting them would hide their growth from the next run.
+    """
+    merged = {**before, **now}
+    return {rel: rev for rel, rev in merged.items() if not last_success or (episode_date(rel) or "") >= last_success}

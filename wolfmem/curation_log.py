@@ -7,6 +7,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from .secrets import find_secret
+from .validate import looks_like_instruction
 
 if TYPE_CHECKING:  # curate imports this module; the types are only for annotations
     from .curate import FileOutcome
@@ -14,6 +15,7 @@ if TYPE_CHECKING:  # curate imports this module; the types are only for annotati
 
 MAX_ITEM_CHARS = 200
 WITHHELD = "[withheld: looks like a secret]"
+WITHHELD_INSTRUCTION = "[withheld: reads like an instruction to the agent]"
 
 
 def log_rel(day: date) -> str:
@@ -27,6 +29,8 @@ def _safe(text: str) -> str:
     flat = " ".join(str(text).split())
     if find_secret(flat):
         return WITHHELD
+    if looks_like_instruction(flat):
+        return WITHHELD_INSTRUCTION  # the log is indexed and searched by agents: quote no injection
     return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
 
 

@@ -272,6 +272,8 @@ def _json_reply(completion: Any, mode: str) -> JsonReply:
         raise LLMError(
             f"the model's reply is not valid JSON ({err.msg} at char {err.pos}): {_quote(content, 120)!r}"
         ) from None
+    except (RecursionError, ValueError) as err:  # absurd nesting, or a number too long to convert
+        raise LLMError(f"the model's reply is JSON wolfmem will not read ({type(err).__name__})") from None
     if not isinstance(data, dict):
         raise LLMError(f"the model replied with a JSON {type(data).__name__}, not the JSON object asked for")
     return JsonReply(data=data, usage=_usage(completion), mode=mode)

@@ -137,6 +137,8 @@ SCHEMA: dict[str, Any] = {
 def parse_reply(data: dict[str, Any]) -> FileProposal:
     """Check one file's JSON answer against SCHEMA (json_object mode does not enforce it)."""
     status = data.get("status")
+    if isinstance(status, str):
+        status = status.strip().lower()  # "Unchanged", " rewrite " mean the same
     if status not in ("unchanged", "rewrite"):
         raise LLMError(f"the model's answer has status {status!r}; expected 'unchanged' or 'rewrite'")
     content = data.get("content", "")
@@ -287,6 +289,11 @@ class LLMCurator:
                 reply = self.client.complete_json(system, user, SCHEMA, "curation")
             except LLMError as exc:
                 proposal.files[rel] = FileProposal("failed", error=str(exc))
+                continue
+            except (RecursionError, ValueError) as exc:
+                # json.loads raises these, not JSONDecodeError, for absurd nesting or huge numbers.
+                error = f"the model's reply is not usable JSON ({type(exc).__name__}); nothing was written"
+                proposal.files[rel] = FileProposal("failed", error=error)
                 continue
             for key, value in reply.usage.items():
                 proposal.usage[key] = proposal.usage.get(key, 0) + value

@@ -333,6 +333,11 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
         for q in QUERIES:
             memory.search(q)  # warm the searcher and the OS cache
         times = [timed(lambda q=q: memory.search(q)) for q in QUERIES * (2 if args.quick else 5)]
+        row["search_scan"] = f"{pct(times, 50):.1f} / {pct(times, 95):.1f}"
+        # A long-lived process (the MCP server) watches the vault and skips the scan while quiet.
+        memory.watch()
+        memory.search(QUERIES[0])
+        times = [timed(lambda q=q: memory.search(q)) for q in QUERIES * (2 if args.quick else 5)]
         row["search"] = f"{pct(times, 50):.1f} / {pct(times, 95):.1f}"
         row["_search50"] = str(pct(times, 50))
         fts = bench_fts5(root, QUERIES)
@@ -383,7 +388,8 @@ def render(sizes: list[int], rows: dict[int, dict[str, str]], dedup: tuple[float
     line("facts indexed", "facts", "")
     line("full rebuild", "rebuild", "≥ 5k facts/s")
     line("no-change startup sync (new Memory + sync), ms", "nochange", "≤ 150 ms")
-    line("search p50 / p95, ms", "search", "p50 ≤ 5 ms at 10k, ≤ 15 ms at 100k")
+    line("search p50 / p95, ms: watching process (MCP server)", "search", "p50 ≤ 5 ms at 10k, ≤ 15 ms at 100k")
+    line("search p50 / p95, ms: stat scan of every file first (no watcher)", "search_scan", "")
     line("SQLite FTS5 (porter) p50 / p95, ms", "fts5", "")
     line("wolfmem ÷ FTS5 (p50 / p95)", "ratio", "")
     line("edit→searchable via watcher p50 / p95, ms", "edit", "p95 ≤ 300 ms")

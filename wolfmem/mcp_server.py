@@ -89,6 +89,8 @@ def _mcp_tool(tool: tools.Tool) -> types.Tool:
 def serve(memory: Memory) -> None:
     """Serve MCP over stdin/stdout until the client disconnects. Logs go to stderr, never stdout."""
     server = build_server(memory)
+    # A long-lived server: a file watcher spares each search the stat scan of the whole vault.
+    memory.watch()
     log.info("serving MCP over stdio for vault %s", memory.vault.root)
 
     async def main() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
@@ -20,12 +21,16 @@ from .saving import Receipt, Saver
 from .state import StateStore
 from .sync import SyncReport, Syncer
 from .vault import CURATED, CURATED_PATHS, Vault
+from .watcher import ChangeFeed
 
 log = logging.getLogger(__name__)
 
 SOURCES = ("knowledge", "episodes", "consolidated")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
+# With a change feed, searches skip the stat scan while no file event arrived, but never for longer
+# than this: a lost event (a full inotify queue) can leave the index behind by at most this long.
+FULL_SCAN_SECONDS = 2.0
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 Clock = Callable[[], datetime]
@@ -78,6 +83,9 @@ class Memory:
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes)
         self._saver = Saver(self.vault, self.syncer, self.state, clock)
         self._lock = threading.RLock()
+        self._feed: ChangeFeed | None = None
+        self._feed_seen = -1
+        self._scanned_at = 0.0
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -87,19 +95,46 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Release the index."""
+        """Stop the change feed, if any, and release the index."""
         with self._lock:
+            if self._feed is not None:
+                self._feed.stop()
+                self._feed = None
             self.index.close()
+
+    def watch(self) -> None:
+        """Watch the vault from this process, so searches skip the stat scan while nothing changed.
+
+        For long-lived processes (the MCP server); a one-shot command is better off scanning once.
+        """
+        with self._lock:
+            if self._feed is None:
+                self._feed = ChangeFeed(self.vault)
+                self._feed.start()
 
     def sync(self) -> SyncReport:
         """Bring the index up to date with the files on disk."""
         with self._lock:
+            feed = self._feed
+            if feed is not None:
+                feed.rearm_if_needed()
+                if (
+                    feed.healthy
+                    and feed.events == self._feed_seen
+                    and time.monotonic() - self._scanned_at < FULL_SCAN_SECONDS
+                ):
+                    return SyncReport()
+                # Read before scanning: an event during the scan makes the next search scan again.
+                seen = feed.events
             try:
-                return self.syncer.sync()
+                report = self.syncer.sync()
             except WolfmemError:
                 raise
             except OSError as exc:
                 raise IndexUnavailable(f"the index could not be brought up to date: {exc}") from exc
+            if feed is not None:
+                self._feed_seen, self._scanned_at = seen, time.monotonic()
+            return report
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Rebuild the index from scratch."""

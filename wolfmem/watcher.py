@@ -56,25 +56,75 @@ class _Handler(FileSystemEventHandler):
             self._changed()
 
 
+class ChangeFeed:
+    """A watchdog observer over the vault that counts relevant events and calls back on each one."""
+
+    def __init__(self, vault: Vault, on_change: Callable[[], None] | None = None) -> None:
+        self.vault = vault
+        self._on_change = on_change
+        self._observer: Observer | None = None
+        self._root_id: tuple[int, int] | None = None
+        self._lock = threading.Lock()
+        self.events = 0
+
+    def start(self) -> None:
+        """Start watching (idempotent)."""
+        if self._observer is None:
+            self._arm()
+
+    def stop(self) -> None:
+        """Stop watching and join the observer thread."""
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
+
+    @property
+    def healthy(self) -> bool:
+        """Whether events are flowing: the observer runs and still watches the current vault folder."""
+        observer = self._observer
+        return observer is not None and observer.is_alive() and _identity(str(self.vault.root)) == self._root_id
+
+    def rearm_if_needed(self) -> None:
+        """Watch again when the vault folder was replaced or the observer died."""
+        if self._observer is not None and not self.healthy and _identity(str(self.vault.root)) is not None:
+            log.warning("vault folder %s was replaced or the watcher stopped; watching it again", self.vault.root)
+            self._arm()
+
+    def _changed(self) -> None:
+        with self._lock:
+            self.events += 1
+        if self._on_change is not None:
+            self._on_change()
+
+    def _arm(self) -> None:
+        self.stop()
+        observer = Observer()
+        observer.schedule(_Handler(self.vault, self._changed), str(self.vault.root), recursive=True)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        self._root_id = _identity(str(self.vault.root))
+
+
 class Watcher:
-    """Keeps one vault's index in sync with its files while running."""
+    """Keeps one vault's index in sync with its files while running (the daemon's indexer)."""
 
     def __init__(
         self,
         vault: Vault,
         sync: Callable[[], object],
-        debounce_seconds: float = 0.15,
+        debounce_seconds: float = 0.1,
         reconcile_seconds: float = 300.0,
     ) -> None:
         self.vault = vault
+        self.feed = ChangeFeed(vault, self.notify)
         self._sync = sync
         self._debounce = debounce_seconds
         self._reconcile = reconcile_seconds
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._last_event = 0.0
-        self._observer: Observer | None = None
-        self._root_id: tuple[int, int] | None = None
         self._thread: threading.Thread | None = None
         self.syncs = 0
         self.last_error: str | None = None
@@ -83,7 +133,7 @@ class Watcher:
         """Start the observer and the indexer thread (idempotent)."""
         if self._thread is not None:
             return
-        self._arm_observer()
+        self.feed.start()
         # A first reconcile covers edits made before the observer was watching.
         self._wake.set()
         self._thread = threading.Thread(target=self._run, name="wolfmem-indexer", daemon=True)
@@ -93,9 +143,7 @@ class Watcher:
         """Stop watching, let the indexer finish its current sync, and join both threads."""
         self._stopping.set()
         self._wake.set()
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
+        self.feed.stop()
         if self._thread is not None:
             self._thread.join(timeout=30)
         self._thread = None
@@ -106,17 +154,6 @@ class Watcher:
         self._wake.set()
 
     # -- internals ------------------------------------------------------------
-    def _arm_observer(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-        observer = Observer()
-        observer.schedule(_Handler(self.vault, self.notify), str(self.vault.root), recursive=True)
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
-        self._root_id = _identity(str(self.vault.root))
-
     def _run(self) -> None:
         failures = 0
         while not self._stopping.is_set():
@@ -126,7 +163,7 @@ class Watcher:
             if woke:
                 self._settle()
             self._wake.clear()
-            self._check_root()
+            self.feed.rearm_if_needed()
             try:
                 self._sync()
                 self.syncs += 1
@@ -149,14 +186,6 @@ class Watcher:
             if quiet_for >= self._debounce or time.monotonic() - started >= MAX_DEBOUNCE_SECONDS:
                 return
             self._stopping.wait(self._debounce - quiet_for)
-
-    def _check_root(self) -> None:
-        """Re-arm the observer when the vault folder was replaced or the observer died."""
-        identity = _identity(str(self.vault.root))
-        alive = self._observer is not None and self._observer.is_alive()
-        if identity is not None and (identity != self._root_id or not alive):
-            log.warning("vault folder %s was replaced or the watcher stopped; watching it again", self.vault.root)
-            self._arm_observer()
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -29,7 +29,7 @@ from .text import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
@@ -116,10 +116,11 @@ def _schema() -> Schema:
         doc_id=ID(unique=True, stored=True),
         path=ID(stored=True),
         source=ID(stored=True),
-        section=TEXT(analyzer=analyzer, stored=True),
+        # No phrase queries are ever run, so term positions are not stored: indexing is cheaper.
+        section=TEXT(analyzer=analyzer, stored=True, phrase=False),
         line=NUMERIC(stored=True),
-        text=TEXT(analyzer=analyzer, stored=True),
-        context=TEXT(analyzer=analyzer),
+        text=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        context=TEXT(analyzer=analyzer, phrase=False),
         date=ID(stored=True),
         key=ID,
     )

@@ -138,6 +138,7 @@ class FactIndex:
         # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
         self._lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
+        self._pinned = None
         self.created_fresh = False
 
     # -- lifecycle ------------------------------------------------------------
@@ -320,8 +321,26 @@ class FactIndex:
         hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
         yield from self._placed([(result, 0.0) for result in hits])
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within this block every read uses one searcher, checked for freshness once on entry.
+
+        A search asks the index many small questions (counts, term frequencies, hits); checking
+        the disk for another process's commit before each of them would cost more than the search.
+        """
+        if self._pinned is not None:
+            yield
+            return
+        self._pinned = self._current_searcher()
+        try:
+            yield
+        finally:
+            self._pinned = None
+
     def _current_searcher(self):
         """A searcher that sees the latest commit, from any process."""
+        if self._pinned is not None:
+            return self._pinned
         self.open()
         assert self._ix is not None
         if self._searcher is not None and not self._retry(self._searcher.up_to_date):

@@ -159,7 +159,8 @@ class Memory:
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
         with self._lock:
             self.sync()
-            results = query.run(self.index, query_text, filters, limit)
+            with self.index.snapshot():
+                results = query.run(self.index, query_text, filters, limit)
         return [_to_hit(result) for result in results]
 
     def get(self, ref: str) -> Excerpt:

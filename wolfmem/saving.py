@@ -159,7 +159,8 @@ class Saver:
                     return Receipt(**earlier)
             # Dedup compares against the curated files only, so only they must be fresh here.
             self.syncer.sync_locked(only=CURATED_PATHS)
-            duplicate, contradicted = self._dedup(sentence)
+            with self.syncer.index.snapshot():
+                duplicate, contradicted = self._dedup(sentence)
             receipt = duplicate or self._insert(sentence, name, heading, contradicted)
             if request_id is not None:
                 self.state.put_receipt(request_id, asdict(receipt), self.clock().date().isoformat())

@@ -294,8 +294,8 @@ def replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> tuple[byte
     """Atomically put data at path if path still holds `expected` (b"" = missing or empty).
 
     None on success. Otherwise (what path holds now, the text to redo the edit on): usually the same
-    bytes; but when another writer's version was displaced by ours in the last instant, path holds
-    ours and the edit must be redone on theirs, so no one's write is ever lost.
+    bytes. Where the OS cannot swap two files atomically and another writer wrote in place in the
+    last instant, path holds ours and the edit must be redone on theirs, so no one's write is lost.
     """
     current = read_or_empty(path)
     if current != expected:
@@ -317,8 +317,12 @@ def replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> tuple[byte
             os.chmod(tmp, path.stat().st_mode & 0o7777)
         if _exchange(tmp, path):
             # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
-            displaced = Path(tmp).read_bytes()
-            return None if displaced == expected else (data, displaced)
+            if Path(tmp).read_bytes() == expected:
+                return None
+            # Swap their version back at once (later writes then land on it, not on ours) and retry.
+            _exchange(tmp, path)
+            found = read_or_empty(path)
+            return found, found
         # No atomic exchange here: compare, replace, and catch in-place writes to the old file after.
         with open(path, "rb") as old:
             if old.read() != expected:

@@ -14,6 +14,7 @@ import filelock
 from .config import Config
 from .errors import WolfmemError
 from .memory import Memory, local_now
+from .sync import SyncReport
 from .vault import Vault
 from .watcher import Watcher
 
@@ -69,11 +70,11 @@ class Daemon:
         self._instance_lock = lock
         (vault.state_dir / "daemon.pid").write_text(str(os.getpid()))
         self.memory = memory
-        report = memory.sync()
+        report = self._sync()
         log.info("vault %s: %d files indexed at start", vault.root, len(report.indexed))
         self._watcher = Watcher(
             vault,
-            memory.sync,
+            self._sync,
             debounce_seconds=self.config.watcher_debounce_ms / 1000,
             reconcile_seconds=self.config.watcher_reconcile_seconds,
         )
@@ -81,6 +82,14 @@ class Daemon:
         self._scheduler = _start_scheduler(memory, self.config)
         self._started = True
         log.info("wolfmem daemon watching %s", vault.root)
+
+    def _sync(self) -> SyncReport:
+        """Sync the index, then let go of its readers: the daemon never searches, other processes do."""
+        assert self.memory is not None
+        try:
+            return self.memory.sync()
+        finally:
+            self.memory.index.close()
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +32,25 @@ class StateStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(_SCHEMA)
+        # One connection, used by one thread at a time; every operation is its own transaction,
+        # so no lock is held between calls and other processes see each write at once.
+        self._db = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._guard = threading.Lock()
+        with self._guard:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.executescript(_SCHEMA)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        # A connection per operation: cheap, thread-safe, and never left holding a lock.
-        with closing(sqlite3.connect(self.path, timeout=60.0, isolation_level=None)) as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            with db:
-                yield db
+        with self._guard:
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     # -- receipts -------------------------------------------------------------
     def receipt(self, request_id: str) -> dict[str, Any] | None:

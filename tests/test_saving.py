@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from wolfmem import Memory
 from wolfmem.errors import InvalidFact, SecretRefused, UsageError
-from wolfmem.vault import CURATED
+from wolfmem.vault import CURATED, replace_if_unchanged
 
 # Fake keys are assembled at runtime so secret scanners on the repo stay quiet.
 SECRETS: list[tuple[str, str]] = [
@@ -431,19 +431,18 @@ def test_cli_save_errors_exit_nonzero_and_write_nothing(vault: Path) -> None:
 
 # -- a person's editor ---------------------------------------------------------------
 def _editor_append(path: Path, line: str, by_rename: bool) -> None:
-    """Append a line the way an editor saves: in place, or temp file + rename after checking the disk."""
+    """Append a line the way a careful editor saves: in place, or a whole new file swapped in by rename.
+
+    A check-then-rename editor can itself overwrite a save that lands between its check and its
+    rename; wolfmem cannot prevent that. This editor swaps atomically, so every loss would be ours.
+    """
     if not by_rename:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
         return
-    tmp = path.with_name(".technical.md.editor")
-    while True:
-        seen = path.read_bytes()
-        tmp.write_bytes(seen + line.encode())
-        # Like VS Code's "the file on disk is newer" check: never save over a change it has not seen.
-        if path.read_bytes() == seen:
-            tmp.replace(path)
-            return
+    expected = base = path.read_bytes()
+    while (found := replace_if_unchanged(path, expected, base + line.encode())) is not None:
+        expected, base = found
 
 
 def test_concurrent_editor_writes_are_never_clobbered(memory: Memory, vault: Path) -> None:

@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from .db import open_db
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -55,12 +56,8 @@ class Catalog:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._db = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
-        with self._guard:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
         self._manifest: dict[str, ManifestEntry] = {}
         self._manifest_generation = -1
 

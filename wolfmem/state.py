@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .db import open_db
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS receipts (request_id TEXT PRIMARY KEY, receipt TEXT NOT NULL, created TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS first_seen (path TEXT NOT NULL, key TEXT NOT NULL, day TEXT NOT NULL,
@@ -34,17 +36,15 @@ class StateStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         # One connection, used by one thread at a time; every operation is its own transaction,
         # so no lock is held between calls and other processes see each write at once.
-        self._db = sqlite3.connect(path, timeout=60.0, isolation_level=None, check_same_thread=False)
+        self._db = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
-        with self._guard:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
+        # IMMEDIATE: a read-then-write transaction could not upgrade its lock once another
+        # process wrote, and SQLite would fail it at once instead of waiting.
         with self._guard:
-            self._db.execute("BEGIN")
+            self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
             except BaseException:

@@ -273,7 +273,8 @@ class JobRunner:
         if schedule is None:
             return None
         period, _ = period_for(name, schedule.last_fire(now).date())
-        if not _done(record, period):
+        first_sighting = not record and name in BASELINED
+        if not first_sighting and not _done(record, period):
             retry = _retry_at(record)
             if retry is not None and retry > now:
                 return retry.isoformat(timespec="seconds")

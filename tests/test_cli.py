@@ -185,6 +185,12 @@ def test_status_json(tmp_path: Path) -> None:
     assert data["index"]["facts"] == 3
     assert "knowledge/blob.md" in data["index"]["skipped_files"]
     assert data["daemon"]["running"] is False
+    assert data["llm"]["mode"] == "offline"
+    assert set(data["jobs"]["jobs"]) == {"curate", "audit", "digest"}
+    assert data["last_curation"] is None
+    ok("curate", "--vault", str(vault))
+    record = json.loads(ok("status", "--json", "--vault", str(vault)).stdout)["last_curation"]
+    assert record["status"] in {"landed", "noop"} and "knowledge/people.md" in record["files"]
     assert "vault:" in ok("status", "--vault", str(vault)).stdout
 
 

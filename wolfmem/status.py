@@ -22,6 +22,8 @@ def collect(memory: Memory) -> dict[str, Any]:
         "base_url": config.llm_base_url,
     }
     data["jobs"] = JobRunner(memory, config).status(memory.clock())
+    # The last curation's machine-readable record: timings, token usage, each file's outcome.
+    data["last_curation"] = memory.state.run_record("curate")
     return data
 
 

@@ -130,7 +130,7 @@ def test_log_is_searchable_and_episode_hits_show_their_day(memory: Memory) -> No
         ("memory_get", {"ref": 12}, "ref must be a string"),
         ("memory_save", {"fact": ""}, "fact is empty"),
         ("memory_save", {"fact": "password=hunter2hunter2"}, "secret"),
-        ("memory_save", {"fact": "Bob is in Berlin.", "type": "person"}, "type must be one of"),
+        ("memory_save", {"fact": "Bob is in Berlin.", "type": "friends"}, "type must be one of"),
         ("memory_log", {"text": ["ok", 3]}, "text[1] must be a string, not 3"),
         ("memory_log", {"text": "Rotated keys", "headline": 5}, "headline must be a string"),
         ("memory_lookup", {}, "unknown tool 'memory_lookup'"),

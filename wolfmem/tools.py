@@ -13,8 +13,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from .errors import UsageError, WolfmemError
 from .memory import MAX_LIMIT, SOURCES, Hit, Memory
-from .saving import MAX_BULLETS
-from .vault import CURATED
+from .saving import MAX_BULLETS, TYPE_ALIASES
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +231,9 @@ TOOLS: tuple[Tool, ...] = (
                 "fact": {"type": "string", "minLength": 1,
                          "description": "One self-contained sentence, e.g. 'The wolfmem CI runs on GitHub "
                                         "Actions.'"},
-                "type": {"type": "string", "enum": list(CURATED),
+                "type": {"type": "string", "enum": list(TYPE_ALIASES),
                          "description": "Which file: people, projects, preferences, technical (default) "
-                                        "or decisions."},
+                                        "or decisions (person, project, preference, decision work too)."},
                 "topic": {"type": "string", "minLength": 1,
                           "description": "Section name, e.g. 'Sarah Chen' or 'wolfmem'. Omit to let "
                                          "wolfmem pick a section that names the subject."},

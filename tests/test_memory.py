@@ -390,3 +390,11 @@ def test_a_watching_memory_still_scans_now_and_then(memory: Memory, monkeypatch)
     monkeypatch.setattr(memory.vault, "scan", lambda only=None: scans.append(only) or real_scan(only))
     memory.search("manager")
     assert scans, "a lost event is covered by the periodic full scan"
+
+
+def test_section_lookup_in_a_huge_file_asks_for_a_line_range(memory: Memory, vault: Path, monkeypatch) -> None:
+    monkeypatch.setattr("wolfmem.refs.MAX_SECTION_SCAN_CHARS", 100)
+    (vault / "knowledge" / "big.md").write_text("# Big\n\n## Part\n" + "- a fact of some length\n" * 20)
+    with pytest.raises(UsageError, match="line range"):
+        memory.get("knowledge/big.md#Part")
+    assert memory.get("knowledge/big.md#L3-L4").text == "## Part\n- a fact of some length\n"

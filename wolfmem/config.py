@@ -43,7 +43,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Where this machine keeps the index, manifest, locks and run records for each vault. "
             "Default: <user state dir>/wolfmem. Never inside the vault, so sync tools leave it alone."),
     Setting("log_dir", str, None, "Where the daemon writes its log. Default: <user log dir>/wolfmem."),
-    Setting("index.max_file_bytes", int, 5_000_000,
+    Setting("index.max_file_bytes", int, 512_000,
             "Bytes of one file that are indexed; the rest of a larger file is skipped with a warning."),
     Setting("watcher.debounce_ms", int, 100, "Quiet time after a file event before the file is re-indexed."),
     Setting("watcher.reconcile_seconds", int, 300,
@@ -76,7 +76,7 @@ class Config:
     vault: str | None = None
     state_dir: str | None = None
     log_dir: str | None = None
-    index_max_file_bytes: int = 5_000_000
+    index_max_file_bytes: int = 512_000
     watcher_debounce_ms: int = 100
     watcher_reconcile_seconds: int = 300
     llm_base_url: str | None = None

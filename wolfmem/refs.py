@@ -13,6 +13,8 @@ from .vault import Vault, content_hash
 
 MAX_LINES = 400
 MAX_CHARS = 40_000
+# Finding a section parses the whole file; past this size a line range is the way in.
+MAX_SECTION_SCAN_CHARS = 2_000_000
 MAX_REF_CHARS = 1024
 _LINE_RANGE = re.compile(r"^L([0-9]+)(?:-L?([0-9]+))?$", re.IGNORECASE)
 _SCHEME = re.compile(r"^file:\s*", re.IGNORECASE)
@@ -93,6 +95,10 @@ def _anchor_range(text: str, lines: list[str], anchor: str, rel: str) -> tuple[i
         if start > len(lines):
             raise NotFound(f"{rel} has only {len(lines)} lines; #{anchor} is past the end")
         return start, min(end, len(lines))
+    if len(text) > MAX_SECTION_SCAN_CHARS:
+        raise UsageError(
+            f"{rel} is too large to look up sections in; read it by line range, e.g. file:{rel}#L1-L{MAX_LINES}"
+        )
     parsed = markdown.parse(text)
     section = markdown.find_section(parsed, anchor) or _by_slug(parsed, anchor)
     if section is None:

@@ -263,3 +263,14 @@ def test_daemon_keeps_the_index_fresh_and_stops_on_sigterm(daemon) -> None:
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     assert not list(Path(os.environ["WOLFMEM_STATE_DIR"]).rglob("daemon.pid"))
+
+
+def test_log_when_files_the_entry_on_that_day(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    ok("log", "Backfilled the release notes", "--when", "2026-11-20T14:05", "--vault", str(vault))
+    assert (vault / "episodes/2026-11-20.md").read_text() == (
+        "# 2026-11-20\n\n## 14:05 — Backfilled the release notes\n- Backfilled the release notes\n"
+    )
+    bad = run_cli("log", "x", "--when", "yesterday", "--vault", str(vault))
+    assert bad.returncode == 2 and "--when" in bad.stderr and bad.stdout == ""

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -214,12 +214,21 @@ def save(
 def log(
     text: Annotated[list[str], typer.Argument(help="What happened; each argument becomes one bullet.")],
     headline: Annotated[str | None, typer.Option(help="The entry's headline.")] = None,
+    when: Annotated[
+        str | None, typer.Option(help="When it happened, e.g. 2026-11-20T14:05 (default: now).")
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Append an entry to today's episode log."""
+    """Append an entry to today's (or --when's) episode log."""
+    moment = None
+    if when is not None:
+        try:
+            moment = datetime.fromisoformat(when)
+        except ValueError:
+            _fail(f"--when must be a date and time like 2026-11-20T14:05, not {when!r}", 2)
     with _memory(vault) as memory, _errors():
-        hit = memory.log_episode(list(text), headline=headline)
+        hit = memory.log_episode(list(text), headline=headline, when=moment)
     if as_json:
         _print_json(hit.to_dict())
     else:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fakellm import FakeLLM
 from wolfmem import Config, Memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,3 +89,44 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 60) -> subpro
         env=dict(os.environ),
         cwd=REPO,
     )
+
+
+UNCHANGED = {"status": "unchanged", "summary": "", "content": "", "changes": []}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLM]:
+    """A fake OpenAI-compatible server on 127.0.0.1 whose unscripted replies say "unchanged"."""
+    with FakeLLM(default=UNCHANGED) as server:
+        yield server
+
+
+@pytest.fixture
+def llm_config(tmp_path: Path, fake: FakeLLM) -> Config:
+    """Settings that point the LLM curator at the fake server, with short timeouts and no retries."""
+    return Config(
+        state_dir=str(tmp_path / "state"),
+        llm_base_url=fake.base_url,
+        llm_model="fake-model",
+        llm_api_key_env="WOLFMEM_TEST_NO_SUCH_KEY",
+        llm_timeout=2.0,
+        llm_max_retries=0,
+    )
+
+
+@pytest.fixture
+def curator(llm_config: Config):
+    """Build LLM curators (settings may be overridden per call), closed after the test."""
+    from dataclasses import replace
+
+    from wolfmem.curate import make_curator
+
+    made = []
+
+    def make(**settings):
+        made.append(make_curator(replace(llm_config, **settings)))
+        return made[-1]
+
+    yield make
+    for item in made:
+        item.close()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import replace
 from datetime import date, datetime, timezone
 
 import pytest
+from conftest import UNCHANGED
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
@@ -20,7 +20,6 @@ NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
 DAY = date(2026, 11, 29)
 PEOPLE = "knowledge/people.md"
 LOG = "consolidated/2026-W48.md"
-UNCHANGED = {"status": "unchanged", "summary": "", "content": "", "changes": []}
 SEEDS = [
     ("Sarah is my manager.", "Sarah (Manager)"),
     ("Sarah prefers tea.", "Sarah (Manager)"),
@@ -29,11 +28,6 @@ SEEDS = [
 ]
 
 
-@pytest.fixture
-def fake():
-    """A FakeLLM whose unscripted replies say "unchanged"."""
-    with FakeLLM(default=UNCHANGED) as server:
-        yield server
 
 
 @pytest.fixture
@@ -45,26 +39,6 @@ def memory(tmp_path):
         yield mem
 
 
-@pytest.fixture
-def curator(fake, tmp_path):
-    """Build LLM curators pointed at the fake, closed after the test."""
-    made = []
-
-    def make(**settings):
-        config = Config(
-            state_dir=str(tmp_path / "state"),
-            llm_base_url=fake.base_url,
-            llm_model="fake-model",
-            llm_api_key_env="WOLFMEM_TEST_NO_SUCH_KEY",
-            llm_timeout=1.0,
-            llm_max_retries=0,
-        )
-        made.append(make_curator(replace(config, **settings)))
-        return made[-1]
-
-    yield make
-    for item in made:
-        item.close()
 
 
 def read(memory, rel=PEOPLE) -> str:

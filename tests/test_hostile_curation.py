@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 import filelock
 import pytest
+from conftest import UNCHANGED
 from fakellm import FakeLLM
 
-from wolfmem import Config, Memory
+from wolfmem import Memory
 from wolfmem.audit import apply_staged, run_audit
 from wolfmem.curate import make_curator, run
 from wolfmem.errors import UsageError
@@ -24,7 +24,6 @@ from wolfmem.jobs import JobRunner
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 DAY = date(2026, 11, 29)
 PEOPLE = "knowledge/people.md"
-UNCHANGED = {"status": "unchanged", "summary": "", "content": "", "changes": []}
 SEEDS = [
     ("Sarah is my manager.", "Sarah (Manager)"),
     ("Sarah prefers tea.", "Sarah (Manager)"),
@@ -44,10 +43,6 @@ class Clock:
         return self.now
 
 
-@pytest.fixture
-def fake():
-    with FakeLLM(default=UNCHANGED) as server:
-        yield server
 
 
 @pytest.fixture
@@ -55,16 +50,6 @@ def clock():
     return Clock(NOW)
 
 
-@pytest.fixture
-def llm_config(tmp_path, fake):
-    return Config(
-        state_dir=str(tmp_path / "state"),
-        llm_base_url=fake.base_url,
-        llm_model="fake-model",
-        llm_api_key_env="WOLFMEM_TEST_NO_SUCH_KEY",
-        llm_timeout=2.0,
-        llm_max_retries=0,
-    )
 
 
 @pytest.fixture
@@ -78,17 +63,6 @@ def memory(tmp_path, llm_config, clock):
         yield mem
 
 
-@pytest.fixture
-def curator(llm_config):
-    made = []
-
-    def make(**settings):
-        made.append(make_curator(replace(llm_config, **settings)))
-        return made[-1]
-
-    yield make
-    for item in made:
-        item.close()
 
 
 def read(memory, rel=PEOPLE) -> str:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 
+from unittest import mock
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from wolfmem import markdown
 from wolfmem.markdown import (
     WITHHELD,
     Fact,
@@ -378,6 +381,33 @@ def test_add_fact_round_trips(
     if "\r\n" in text:
         assert new_text.replace("\r\n", "").count("\n") == 0
     assert new.title is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    parts=st.lists(FILE_PARTS, max_size=16),
+    newline=st.sampled_from(["\n", "\r\n"]),
+    trailing=st.booleans(),
+    bullet=BULLETS,
+    heading=HEADINGS,
+)
+def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
+    parts: list[str], newline: str, trailing: bool, bullet: str, heading: str
+) -> None:
+    # add_fact re-parses only the edited section; every such parse must equal a full one.
+    text = newline.join(p.replace("\n", newline) for p in parts) + (newline if trailing else "")
+    real = markdown._parse_after_insert
+
+    def checked(before, section, new_text, count):
+        derived = real(before, section, new_text, count)
+        assert derived == markdown._scan_uncached(new_text)[0]
+        return derived
+
+    with mock.patch.object(markdown, "_parse_after_insert", checked):
+        try:
+            add_fact(text, bullet, heading, "Title")
+        except ValueError:
+            pass
 
 
 @settings(max_examples=200, deadline=None)

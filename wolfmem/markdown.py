@@ -11,6 +11,8 @@ normalises — so line numbers agree with ``str.splitlines()`` for ``\\n``/``\\r
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -172,6 +174,11 @@ def parse(text: str) -> ParsedFile:
     return _scan(text)[0]
 
 
+_RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
+_RECENT_SIZE = 16
+_RECENT_GUARD = threading.Lock()
+
+
 def _scan(text: str) -> tuple[ParsedFile, int]:
     """The parse of text and the line where its front matter ends, remembered for recent texts.
 
@@ -180,12 +187,44 @@ def _scan(text: str) -> tuple[ParsedFile, int]:
     """
     if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
         return _scan_uncached(text)  # tiny texts are cheap, and must not evict the files
-    return _scan_cached(text)
+    with _RECENT_GUARD:
+        if text in _RECENT:
+            _RECENT.move_to_end(text)
+            return _RECENT[text]
+    result = _scan_uncached(text)
+    _remember(text, result)
+    return result
 
 
-@functools.lru_cache(maxsize=8)
-def _scan_cached(text: str) -> tuple[ParsedFile, int]:
-    return _scan_uncached(text)
+def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
+    if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
+        return
+    with _RECENT_GUARD:
+        _RECENT[text] = result
+        _RECENT.move_to_end(text)
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+
+
+def _parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
+    """The parse of new_text, which is the parsed text with `count` lines inserted inside `section`.
+
+    Only the section is parsed again: a top-level heading closes every open block, so the lines
+    of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
+    """
+    lines = _lines(new_text)
+    local = _scan_uncached("".join(lines[section.line - 1: section.end + count]))[0]
+    offset = section.line - 1
+    facts = [f for f in before.facts if f.line < section.line]
+    facts += [Fact(f.text, f.line + offset, f.section) for f in local.facts]
+    facts += [Fact(f.text, f.line + count, f.section) for f in before.facts if f.line > section.end]
+    sections = [
+        s if s.line < section.line
+        else Section(s.heading, s.line, s.end + count) if s.line == section.line
+        else Section(s.heading, s.line + count, s.end + count)
+        for s in before.sections
+    ]
+    return ParsedFile(before.title, tuple(sections), tuple(facts))
 
 
 def heading_key(heading: str) -> str:
@@ -279,7 +318,13 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
             (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
         ]
     for new_text, line in attempts:
-        if _landed(before, parse(new_text), bullet, heading, line):
+        if section is None:
+            after = parse(new_text)
+        else:
+            after = _parse_after_insert(before, section, new_text, line - last)
+        if _landed(before, after, bullet, heading, line):
+            if section is not None:
+                _remember(new_text, (after, _scan(base)[1]))  # indexing the new text needs no parse
             return new_text, line
     raise ValueError(
         f"could not add {bullet!r} under '## {heading}': the file's markdown swallows the new "

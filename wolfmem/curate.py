@@ -18,10 +18,9 @@ from datetime import date, timedelta
 from typing import Any
 
 from . import markdown
-from .config import Config, llm_api_key
+from .config import Config
 from .curation_log import append_log, render_entry
 from .errors import WolfmemError
-from .llm import LLMClient, LLMSettings
 from .memory import Memory
 from .offline import OfflineCurator
 from .proposal import (
@@ -81,14 +80,10 @@ def make_curator(config: Config) -> Curator:
     """The LLM curator when a model is configured, else the offline curator."""
     if not config.llm_model:
         return OfflineCurator()
-    settings = LLMSettings(
-        base_url=config.llm_base_url,
-        model=config.llm_model,
-        api_key=llm_api_key(config),
-        timeout=config.llm_timeout,
-        max_retries=config.llm_max_retries,
-    )
-    return LLMCurator(LLMClient(settings))
+    # Imported here: the openai client and pydantic cost the daemon ~25 MB it needs only with an LLM.
+    from .llm import LLMClient, LLMSettings
+
+    return LLMCurator(LLMClient(LLMSettings.from_config(config)))
 
 
 # --- the shared landing path ---------------------------------------------------------------

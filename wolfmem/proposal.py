@@ -12,13 +12,15 @@ from __future__ import annotations
 import secrets as _random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import markdown
 from .errors import LLMError
-from .llm import LLMClient
 from .sync import fact_key
 from .validate import CHANGE_KINDS, clean_changes
+
+if TYPE_CHECKING:  # the openai client is imported only when an LLM is configured
+    from .llm import LLMClient
 
 # Rough budget for the episodes quoted in one prompt; the newest text is kept.
 EPISODE_BUDGET_CHARS = 24_000

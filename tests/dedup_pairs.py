@@ -61,4 +61,8 @@ DEDUP_PAIRS: list[tuple[str, str, Relation]] = [
     ("Backups run nightly", "Backups are stored in S3", UNR),
     ("Sarah doesn't like coffee", "Sarah likes tea", UNR),
     ("The laptop has 16 GB of RAM", "The build takes 16 minutes", UNR),
+    # The same names or numbers in other roles: another claim, kept and flagged, never merged.
+    ("Sarah reports to Bob", "Bob reports to Sarah", CON),
+    ("Port 8080 forwards to 3000", "Port 3000 forwards to 8080", CON),
+    ("Worker 1 recorded item 0", "Worker 0 recorded item 1", CON),
 ]

@@ -18,6 +18,8 @@ unrelated to an old one, using only explainable word arithmetic:
   negation agrees, and the Jaccard overlap of the word sets is >= 0.85
   (so below seven words the sets must be equal: "runs on port 8080" is not a
   duplicate of "runs on port 8080 in prod").
+* The same names or numbers in another order are another claim ("Sarah reports
+  to Bob" vs "Bob reports to Sarah"): CONTRADICTS, never DUPLICATE.
 * CONTRADICTS: both facts carry an unmatched value of the same kind (or one is
   negated and the other is not), and with the differing values removed the
   remaining words overlap >= 0.6 and still share a real topic: two words, or
@@ -240,6 +242,7 @@ class _Reading:
     names: frozenset[str]
     negated: bool
     lead: frozenset[str] = frozenset()  # a capitalised first word: maybe a name ("Sarah is ...")
+    order: tuple[str, ...] = ()  # numbers (n:), dates (t:) and capitalised words (w:), as they appear
 
     @property
     def words(self) -> frozenset[str]:
@@ -279,27 +282,33 @@ def _read(fact: str) -> _Reading:
     times: set[str] = set()
     names: set[str] = set()
     lead: set[str] = set()
+    order: list[str] = []
     negated = False
     for token in text.tokens(fact):
         if token in _NEGATIONS or token.endswith("n't"):
             negated = True
         elif any(ch.isdigit() for ch in token):
             numbers.add(_number_key(token))
+            order.append("n:" + _number_key(token))
         elif token in _WEEKDAYS or (token in _MONTHS and token != "may"):
             times.add(_MONTHS.get(token, token))
+            order.append("t:" + _MONTHS.get(token, token))
         elif token == "may" and "may" in capitalised:
             times.add("may")
+            order.append("t:may")
         elif token in text.STOP_WORDS or token == "may":
             continue
         elif token in capitalised:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
+            order.append("w:" + _stem(token))
         elif token not in _LIGHT_TOKENS:
             stemmed = _SYNONYMS.get(_stem(token), _stem(token))
             plain.add(stemmed)
             if token in leading:
                 lead.add(stemmed)
+                order.append("w:" + stemmed)
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
-                    frozenset(names), negated, frozenset(lead))
+                    frozenset(names), negated, frozenset(lead), tuple(order))
 
 
 def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -317,6 +326,19 @@ def _unmatched(a: _Reading, b: _Reading) -> dict[str, frozenset[str]]:
     }
 
 
+def _roles_swapped(a: _Reading, b: _Reading) -> bool:
+    """The same names (or numbers) in another order: a different claim, never a duplicate.
+
+    Each kind is compared on its own, so "June 3rd" and "3 June" are still the same date.
+    """
+    for kind in ("n:", "t:", "w:"):
+        mine = [value for value in a.order if value.startswith(kind)]
+        theirs = [value for value in b.order if value.startswith(kind)]
+        if len(mine) >= 2 and sorted(mine) == sorted(theirs) and mine != theirs:
+            return True
+    return False
+
+
 def relate(new: str, old: str) -> Relation:
     """Decide whether `new` duplicates, contradicts, or is unrelated to `old`."""
     if normalise(new) == normalise(old):
@@ -331,6 +353,8 @@ def relate(new: str, old: str) -> Relation:
     differing = frozenset().union(*only_a.values(), *only_b.values())
     negation_flip = a.negated != b.negated
     if not differing and not negation_flip:
+        if _roles_swapped(a, b):
+            return Relation.CONTRADICTS  # "Sarah reports to Bob" / "Bob reports to Sarah"
         same = a.words and _jaccard(a.words, b.words) >= _DUPLICATE_OVERLAP
         return Relation.DUPLICATE if same else Relation.UNRELATED
     clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]

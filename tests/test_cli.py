@@ -274,3 +274,23 @@ def test_log_when_files_the_entry_on_that_day(tmp_path: Path) -> None:
     )
     bad = run_cli("log", "x", "--when", "yesterday", "--vault", str(vault))
     assert bad.returncode == 2 and "--when" in bad.stderr and bad.stdout == ""
+
+
+def test_curate_with_a_broken_model_exits_1_names_the_reason_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fakellm import FakeLLM
+
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    ok("save", "Tom lives in Berlin.", "--type", "people", "--topic", "Tom", "--vault", str(vault))
+    before = (vault / "knowledge/people.md").read_bytes()
+    with FakeLLM(default=FakeLLM.text("{broken json")) as fake:
+        monkeypatch.setenv("WOLFMEM_LLM_BASE_URL", fake.base_url)
+        monkeypatch.setenv("WOLFMEM_LLM_MODEL", "fake-model")
+        monkeypatch.setenv("WOLFMEM_LLM_MAX_RETRIES", "0")
+        result = run_cli("curate", "--vault", str(vault))
+    assert result.returncode == 1
+    assert "knowledge/people.md: failed: the model's reply is not valid JSON" in result.stdout
+    assert (vault / "knowledge/people.md").read_bytes() == before
+    assert not (vault / "knowledge/people.md.bak").exists()

@@ -315,6 +315,10 @@ def _show_result(result: dict[str, Any], as_json: bool) -> None:
         _print_json(result)
         return
     typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
+    for rel, outcome in (result.get("files") or {}).items():
+        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas"}:
+            reasons = "; ".join(outcome.get("reasons") or []) or "no reason given"
+            typer.echo(f"  {rel}: {outcome['status']}: {reasons}")
     for diff in (result.get("diffs") or {}).values():
         typer.echo(diff, nl=not diff.endswith("\n"))
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import REPO
 from wolfmem import Config, Memory
-from wolfmem.errors import NotAVault, OutsideVault, VaultBusy
+from wolfmem.errors import NotAVault, OutsideVault, UsageError, VaultBusy
 from wolfmem.vault import (
     CURATED_PATHS,
     Vault,
@@ -256,3 +256,11 @@ def test_lock_excludes_other_processes_and_is_freed_when_the_holder_dies(tmp_pat
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+def test_a_file_where_the_vault_should_be_is_a_usage_error(tmp_path: Path) -> None:
+    target = tmp_path / "notes.txt"
+    target.write_text("not a folder")
+    with pytest.raises(UsageError, match="is a file, not a folder"):
+        Memory(target, Config(state_dir=str(tmp_path / "state")))
+    assert target.read_text() == "not a folder"

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import filelock
 
-from .errors import NotAVault, OutsideVault, VaultBusy
+from .errors import NotAVault, OutsideVault, UsageError, VaultBusy
 
 CURATED = ("people", "projects", "preferences", "technical", "decisions")
 CURATED_PATHS = tuple(f"knowledge/{name}.md" for name in CURATED)
@@ -121,8 +121,13 @@ class Vault:
         """Create the layout from the templates, never overwriting; return what was created."""
         created: list[str] = []
         for folder in (self.root, self.knowledge_dir, self.episodes_dir):
+            if folder.exists() and not folder.is_dir():
+                raise UsageError(f"{folder} is a file, not a folder; a vault needs a folder there")
             if not folder.is_dir():
-                folder.mkdir(parents=True, exist_ok=True)
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise UsageError(f"cannot create {folder}: {exc.strerror or exc}") from None
                 created.append(self._display(folder) + "/")
         for name in CURATED:
             target = self.knowledge_dir / f"{name}.md"

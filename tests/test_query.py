@@ -45,7 +45,7 @@ def test_stop_words_only_message_says_what_to_add(memory: Memory) -> None:
 
 
 def test_rarer_terms_weigh_more(chatty: Memory) -> None:
-    terms = query.terms_of(chatty.index, "kayak club")
+    terms = query.plan(chatty.index, "kayak club").searched
     assert terms["club"] == 1.0
     assert 0 < terms["kayak"] < terms["club"]
 

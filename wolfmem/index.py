@@ -139,11 +139,10 @@ class FactIndex:
         self._lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
         self._pinned = None
-        self.created_fresh = False
 
     # -- lifecycle ------------------------------------------------------------
     def open(self) -> None:
-        """Open the index, creating an empty one (created_fresh=True) when it is unusable."""
+        """Open the index, creating an empty one when it is missing or unusable."""
         if self._ix is not None:
             if self._marker_identity() == self._identity:
                 return
@@ -199,7 +198,6 @@ class FactIndex:
         # The marker comes last: an index without it is unfinished and gets rebuilt.
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
         self._identity = self._marker_identity()
-        self.created_fresh = True
 
     def reset(self) -> None:
         """Drop everything and start from an empty index (the caller re-indexes)."""

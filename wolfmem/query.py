@@ -53,11 +53,6 @@ def plan(index: FactIndex, text: str) -> QueryTerms:
     )
 
 
-def terms_of(index: FactIndex, text: str) -> dict[str, float]:
-    """The weighted terms a query searches the index for."""
-    return plan(index, text).searched
-
-
 def run(index: FactIndex, text: str, filters: Filters, limit: int) -> list[IndexHit]:
     """Rank facts for a natural-language query."""
     terms = plan(index, text)

@@ -290,7 +290,7 @@ def test_memory_map_lists_headers_in_a_fixed_file_order(seeded: Memory) -> None:
     assert "people.md: Sarah (Manager); Tom\n" in text
     assert "preferences.md: Editor\n" in text
     assert "projects.md: (empty)\n" in text
-    assert "facts: knowledge under 10, episodes under 10" in text
+    assert "facts: knowledge under 100, episodes under 100" in text
     # Episode and custom-file headings are not part of the map.
     write(seeded, "knowledge/recipes.md", "# Recipes\n\n## Pancakes\n\n- Use buttermilk.\n")
     assert "Pancakes" not in seeded.memory_map() and "standup" not in text
@@ -341,6 +341,9 @@ def test_memory_map_neutralises_instruction_like_headers(memory: Memory, heading
 
 
 def test_memory_map_counts_are_coarse(memory: Memory) -> None:
+    before = memory.memory_map()
+    memory.log_episode("The first episode of a new vault.")
+    assert memory.memory_map() == before
     write(memory, "knowledge/technical.md", "# Technical\n\n" + "".join(f"- fact {n}\n" for n in range(120)))
     assert "knowledge 100+" in memory.memory_map()
 

@@ -10,11 +10,13 @@ MAX_HEADINGS = 8
 
 
 def count_bucket(count: int) -> str:
-    """A coarse count that only changes at powers of ten, so the map stays byte-stable."""
-    if count <= 0:
-        return "none"
-    if count < 10:
-        return "under 10"
+    """A coarse count that only changes at 100, 1,000, 10,000…, so the map stays byte-stable.
+
+    Below 100 there is one bucket: the first episode of a new vault, or the tenth fact, must not
+    change a prompt that only lists section names.
+    """
+    if count < 100:
+        return "under 100"
     return f"{10 ** (len(str(count)) - 1):,}+"
 
 

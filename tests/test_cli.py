@@ -87,8 +87,10 @@ def test_search_plain_and_json(ro_vault: Path) -> None:
 def test_search_filters_and_no_match(ro_vault: Path) -> None:
     hits = json.loads(ok("search", "Tom", "--source", "episodes", "--json", "--vault", str(ro_vault)).stdout)
     assert {h["source"] for h in hits} == {"episodes"}
+    hits = json.loads(ok("search", "Tom", "--before", "2026-03-31", "--json", "--vault", str(ro_vault)).stdout)
+    assert hits and {h["date"] for h in hits} == {"2026-03-04"}, "knowledge lines first seen today are later"
     hits = json.loads(ok("search", "Tom", "--after", "2026-04-01", "--json", "--vault", str(ro_vault)).stdout)
-    assert hits == []
+    assert {h["source"] for h in hits} == {"knowledge"}
     none = ok("search", "zeppelin", "--vault", str(ro_vault))
     assert "No matches" in none.stdout
 

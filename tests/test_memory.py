@@ -63,7 +63,8 @@ def test_hit_fields(seeded: Memory) -> None:
     assert hit.text == "Sarah is my manager at Acme."
     assert hit.snippet == hit.text
     assert hit.score > 0
-    assert (hit.source, hit.date) == ("knowledge", "")
+    # A knowledge line is dated by the day wolfmem first saw it (by the Memory's clock).
+    assert (hit.source, hit.date) == ("knowledge", seeded.clock().date().isoformat())
     assert set(hit.to_dict()) == {"ref", "path", "line", "section", "text", "snippet", "score", "source", "date"}
     # The ref leads straight back to the line.
     assert seeded.get(hit.ref).text == "- Sarah is my manager at Acme.\n"
@@ -401,3 +402,20 @@ def test_section_lookup_in_a_huge_file_asks_for_a_line_range(memory: Memory, vau
     with pytest.raises(UsageError, match="line range"):
         memory.get("knowledge/big.md#Part")
     assert memory.get("knowledge/big.md#L3-L4").text == "## Part\n- a fact of some length\n"
+
+
+def test_knowledge_lines_keep_the_day_they_were_first_seen(tmp_path: Path, vault: Path) -> None:
+    from datetime import datetime, timezone
+
+    now = [datetime(2026, 3, 1, 12, tzinfo=timezone.utc)]
+    with Memory(vault, Config(state_dir=str(tmp_path / "dated")), clock=lambda: now[0]) as memory:
+        memory.save("Ada maintains the billing service.", type="people")
+        now[0] = datetime(2026, 3, 9, 12, tzinfo=timezone.utc)
+        memory.save("Ada moved to the payments team.", type="people")
+        memory.search("Ada")  # later syncs keep each line's first day
+        dates = {hit.text: hit.date for hit in memory.search("Ada")}
+        assert dates == {
+            "Ada maintains the billing service.": "2026-03-01",
+            "Ada moved to the payments team.": "2026-03-09",
+        }
+        assert [h.text for h in memory.search("Ada", after="2026-03-05")] == ["Ada moved to the payments team."]

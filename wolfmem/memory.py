@@ -80,7 +80,7 @@ class Memory:
         self.clock = clock
         self.state = StateStore(self.vault.state_dir / "state.db")
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
-        self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes)
+        self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
         self._saver = Saver(self.vault, self.syncer, self.state, clock)
         self._lock = threading.RLock()
         self._feed: ChangeFeed | None = None

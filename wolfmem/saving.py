@@ -225,7 +225,6 @@ class Saver:
         self.syncer.reindex_text(rel, data)
         # Every line this save wrote (the bullet, a new heading, a title) is wolfmem's, not a hand edit.
         self.state.add_snapshot_lines(rel, set(content_lines(new_text)) - set(content_lines(text)))
-        self.state.note_first_seen(rel, [fact_key(sentence)], self.clock().date().isoformat())
         ref = make_ref(rel, line)
         message = f"Saved to {rel} under '## {heading}' ({ref})."
         if contradicted:

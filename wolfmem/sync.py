@@ -7,12 +7,14 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from . import markdown
 from .facts import normalise
 from .catalog import ManifestEntry
 from .index import FactDoc, FactIndex
+from .state import StateStore
 from .vault import DiskFile, Vault, content_hash, episode_date, source_of
 
 log = logging.getLogger(__name__)
@@ -61,17 +63,22 @@ def plan(
     return SyncPlan(tuple(sorted(check)), tuple(sorted(remove)))
 
 
-def facts_of(rel: str, text: str) -> list[FactDoc]:
-    """The index documents of one file's text: one per fact, with its neighbours as context."""
+def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
+    """The index documents of one file's text: one per fact, with its neighbours as context.
+
+    A fact's date is its episode's day, or for knowledge the day wolfmem first saw the line.
+    """
     parsed = markdown.parse(text)
     source = source_of(rel)
     day = episode_date(rel) or ""
+    first_seen = first_seen or {}
     facts = parsed.facts
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
     for position, fact in enumerate(facts):
         digest = hashlib.sha1(fact.text.encode()).hexdigest()[:12]
         occurrences[digest] = occurrences.get(digest, 0) + 1
+        key = fact_key(fact.text)
         neighbours = [
             other.text
             for other in facts[max(0, position - 1): position + 2]
@@ -85,9 +92,9 @@ def facts_of(rel: str, text: str) -> list[FactDoc]:
                 section=fact.section,
                 line=fact.line,
                 text=fact.text,
-                date=day,
+                date=day or first_seen.get(key, ""),
                 context=" ".join(neighbours),
-                key=fact_key(fact.text),
+                key=key,
             )
         )
     return docs
@@ -116,10 +123,19 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
 class Syncer:
     """Brings one vault's index up to date with its files, under the vault lock."""
 
-    def __init__(self, vault: Vault, index: FactIndex, max_file_bytes: int) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        index: FactIndex,
+        max_file_bytes: int,
+        state: StateStore,
+        clock: Callable[[], datetime],
+    ) -> None:
         self.vault = vault
         self.index = index
         self.max_file_bytes = max_file_bytes
+        self.state = state
+        self.clock = clock
         self.last_sync: float | None = None
 
     @property
@@ -218,7 +234,7 @@ class Syncer:
             # Named like a skipped file, so `reindex` and status say which file was cut short.
             log.warning("%s: %s", rel, note)
             report.skipped[rel] = note
-        docs = facts_of(rel, text)
+        docs = self._facts(rel, text)
         docs_by_path[rel] = docs
         report.indexed.append(rel)
         report.facts += len(docs)
@@ -229,7 +245,19 @@ class Syncer:
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
-        self.index.replace_files({rel: facts_of(rel, text or "")}, [], {rel: entry})
+        self.index.replace_files({rel: self._facts(rel, text or "")}, [], {rel: entry})
+
+    def _facts(self, rel: str, text: str) -> list[FactDoc]:
+        """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""
+        if source_of(rel) != "knowledge":
+            return facts_of(rel, text)
+        seen = self.state.first_seen(rel)
+        new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+        if new:
+            today = self.clock().date().isoformat()
+            self.state.note_first_seen(rel, new, today)
+            seen = {**seen, **dict.fromkeys(new, today)}
+        return facts_of(rel, text, seen)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Throw the index away and index every file again."""

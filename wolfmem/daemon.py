@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import os
 import signal
 import threading
@@ -126,7 +127,9 @@ def setup_logging(config: Config) -> Path:
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger("wolfmem")
     root.setLevel(logging.INFO)
-    for handler in (logging.StreamHandler(), logging.FileHandler(path, encoding="utf-8")):
+    # A daemon runs for months: the file rolls over at 5 MB, keeping three old ones.
+    rolling = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+    for handler in (logging.StreamHandler(), rolling):
         handler.setFormatter(fmt)
         root.addHandler(handler)
     return path

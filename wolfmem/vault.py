@@ -26,10 +26,9 @@ INDEXED_DIRS = ("knowledge", "episodes", "consolidated")
 LOCK_TIMEOUT_SECONDS = 60.0
 
 _EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
-# Editor temp/swap/backup files and sync-tool conflict copies are never vault notes.
-_IGNORED_NAME = re.compile(
-    r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.sync-conflict-|\(conflicted copy|\.orig$)"
-)
+# Editor temp, swap and backup files are never vault notes. Sync-tool conflict copies are indexed
+# (as custom notes, never curated), so what is in them can still be found.
+_IGNORED_NAME = re.compile(r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.orig$)")
 _CONFLICT_NAME = re.compile(r"(\.sync-conflict-|\(conflicted copy|\.orig$)")
 
 # Threads of one process share one lock object per vault, so the OS lock is re-entrant across them.

@@ -353,19 +353,19 @@ FILE_PARTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    parts=st.lists(FILE_PARTS, max_size=12),
-    newline=st.sampled_from(["\n", "\r\n"]),
-    trailing=st.booleans(),
-    bullet=BULLETS,
-    heading=HEADINGS,
-)
-def test_add_fact_round_trips(
-    parts: list[str], newline: str, trailing: bool, bullet: str, heading: str
-) -> None:
+@st.composite
+def vault_files(draw: st.DrawFn) -> tuple[str, str]:
+    """A vault-like markdown text built from typical lines, and its line ending."""
+    parts = draw(st.lists(FILE_PARTS, max_size=16))
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
     text = newline.join(p.replace("\n", newline) for p in parts)
-    text += newline if trailing and parts else ""
+    return text + (newline if parts and draw(st.booleans()) else ""), newline
+
+
+@settings(max_examples=300, deadline=None)
+@given(file=vault_files(), bullet=BULLETS, heading=HEADINGS)
+def test_add_fact_round_trips(file: tuple[str, str], bullet: str, heading: str) -> None:
+    text, newline = file
     old = parse(text)
     try:
         new_text, line = add_fact(text, bullet, heading, "Title")
@@ -384,18 +384,12 @@ def test_add_fact_round_trips(
 
 
 @settings(max_examples=400, deadline=None)
-@given(
-    parts=st.lists(FILE_PARTS, max_size=16),
-    newline=st.sampled_from(["\n", "\r\n"]),
-    trailing=st.booleans(),
-    bullet=BULLETS,
-    heading=HEADINGS,
-)
+@given(file=vault_files(), bullet=BULLETS, heading=HEADINGS)
 def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
-    parts: list[str], newline: str, trailing: bool, bullet: str, heading: str
+    file: tuple[str, str], bullet: str, heading: str
 ) -> None:
     # add_fact re-parses only the edited section; every such parse must equal a full one.
-    text = newline.join(p.replace("\n", newline) for p in parts) + (newline if trailing else "")
+    text, _ = file
     real = markdown._parse_after_insert
 
     def checked(before, section, new_text, count):

@@ -264,3 +264,63 @@ def test_a_file_where_the_vault_should_be_is_a_usage_error(tmp_path: Path) -> No
     with pytest.raises(UsageError, match="is a file, not a folder"):
         Memory(target, Config(state_dir=str(tmp_path / "state")))
     assert target.read_text() == "not a folder"
+
+
+@pytest.fixture(params=["exchange", "no-exchange"])
+def swap_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with Linux's atomic exchange, and as on filesystems and systems without it."""
+    if request.param == "no-exchange":
+        monkeypatch.setattr("wolfmem.vault._exchange", lambda a, b: False)
+    return request.param
+
+
+def test_replace_if_unchanged_writes_only_over_what_was_read(tmp_path: Path, swap_mode: str) -> None:
+    from wolfmem.vault import replace_if_unchanged
+
+    path = tmp_path / "people.md"
+    path.write_bytes(b"old\n")
+    assert replace_if_unchanged(path, b"old\n", b"new\n") is None
+    assert path.read_bytes() == b"new\n"
+    # Someone else wrote since we read: nothing is written, and we are told what is there now.
+    assert replace_if_unchanged(path, b"old\n", b"mine\n") == (b"new\n", b"new\n")
+    assert path.read_bytes() == b"new\n"
+    # Creating: only if the file is still absent.
+    fresh = tmp_path / "fresh.md"
+    assert replace_if_unchanged(fresh, b"", b"first\n") is None
+    assert replace_if_unchanged(fresh, b"", b"second\n") == (b"first\n", b"first\n")
+    assert fresh.read_bytes() == b"first\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fresh.md", "people.md"], "no temp files left"
+
+
+def test_saves_racing_a_careful_editor_lose_nothing(tmp_path: Path) -> None:
+    # With the atomic exchange only: without it, a rename that lands between the last check and
+    # our own rename cannot be seen by anyone (README, design notes).
+    import threading
+
+    from wolfmem.vault import replace_if_unchanged
+
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))) as memory:
+        path = memory.vault.root / "knowledge" / "technical.md"
+        stop = threading.Event()
+        notes: list[str] = []
+
+        def editor() -> None:
+            for n in range(30):
+                line = f"- editor note {n}\n".encode()
+                expected = base = path.read_bytes()
+                while (found := replace_if_unchanged(path, expected, base + line)) is not None:
+                    expected, base = found
+                notes.append(line.decode().strip())
+                if stop.wait(0.005):
+                    return
+
+        thread = threading.Thread(target=editor)
+        thread.start()
+        facts = [f"Service {n} listens on port {7000 + n}" for n in range(30)]
+        for fact in facts:
+            memory.save(fact)
+        stop.set()
+        thread.join()
+        lines = path.read_text("utf-8").splitlines()
+    assert [note for note in notes if note not in lines] == []
+    assert all(lines.count(f"- {fact}") == 1 for fact in facts)

@@ -1,4 +1,4 @@
-"""Keep the index equal to the files: plan(disk, manifest) is pure; Syncer.apply does the I/O."""
+"""Keep the index equal to the files: plan(disk, manifest) is pure; the Syncer does the I/O."""
 
 from __future__ import annotations
 

@@ -29,10 +29,10 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from wolfmem import Config, Memory  # noqa: E402
-from wolfmem.index import FactIndex  # noqa: E402
-from wolfmem.text import STOP_WORDS  # noqa: E402
-from wolfmem.vault import CURATED  # noqa: E402
-from wolfmem.watcher import Watcher  # noqa: E402
+from wolfmem.core.tokens import STOP_WORDS  # noqa: E402
+from wolfmem.search.index import FactIndex  # noqa: E402
+from wolfmem.search.watcher import Watcher  # noqa: E402
+from wolfmem.storage.vault import CURATED  # noqa: E402
 
 FILES = 1000
 CURATED_SHARE, CUSTOM_SHARE = 0.10, 0.20  # the rest are episode bullets
@@ -151,7 +151,7 @@ def wait_until_not_racy() -> None:
 
 def bench_fts5(root: Path, queries: list[str]) -> list[float]:
     """Build an FTS5 (porter) table over the same facts and time the same queries (ms each)."""
-    from wolfmem.markdown import parse
+    from wolfmem.core.markdown import parse
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE facts USING fts5(text, section, path UNINDEXED, tokenize='porter unicode61')")
@@ -283,7 +283,8 @@ def bench_writers(root: Path, env: dict[str, str], writers: int, each: int) -> f
 def bench_dedup() -> tuple[float, float, int]:
     """Precision and recall of facts.relate on DEDUP_PAIRS, DUPLICATE being the positive class."""
     from dedup_pairs import DEDUP_PAIRS
-    from wolfmem.facts import Relation, relate
+
+    from wolfmem.core.facts import Relation, relate
 
     tp = fp = fn = 0
     for new, old, expected in DEDUP_PAIRS:

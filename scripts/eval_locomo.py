@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import wolfmem  # noqa: E402
-from wolfmem.text import STOP_WORDS, content_stems, tokens  # noqa: E402
+from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 K = 10

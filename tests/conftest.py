@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from fakellm import FakeLLM
+
 from wolfmem import Config, Memory
 
 REPO = Path(__file__).resolve().parent.parent
@@ -119,7 +119,7 @@ def curator(llm_config: Config):
     """Build LLM curators (settings may be overridden per call), closed after the test."""
     from dataclasses import replace
 
-    from wolfmem.curate import make_curator
+    from wolfmem.curation.run import make_curator
 
     made = []
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from wolfmem.facts import Relation
+from wolfmem.core.facts import Relation
 
 DUP = Relation.DUPLICATE
 CON = Relation.CONTRADICTS

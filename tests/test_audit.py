@@ -11,9 +11,14 @@ import pytest
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
-from wolfmem.audit import apply_staged, edit, mechanical_findings, run_audit
+from wolfmem.curation.audit.run import (
+    apply_staged,
+    edit,
+    mechanical_findings,
+    run_audit,
+)
 from wolfmem.errors import UsageError
-from wolfmem.jobs import JobRunner
+from wolfmem.jobs.runner import JobRunner
 
 TZ = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 11, 1, 4, 0, tzinfo=TZ)
@@ -197,7 +202,7 @@ def test_offline_audit_only_reports_mechanical_findings(vault, tmp_path):
     config = Config(state_dir=str(tmp_path / "state"))
     memory = Memory(vault, config, clock=lambda: NOW)
     (vault / PROJECTS).write_text(OFFLINE_FILE)
-    from wolfmem.sync import fact_key
+    from wolfmem.core.facts import fact_key
 
     memory.state.note_first_seen(PROJECTS, [fact_key("Hermes uses Postgres 16.")], "2026-05-01")
     memory.state.note_first_seen(PROJECTS, [fact_key("Atlas ships to production every Friday.")], "2026-10-01")

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_cli, wait_until
+
 from wolfmem.config import SETTINGS
 
 PEOPLE = """# People
@@ -176,7 +176,7 @@ def test_reindex_names_skipped_files(tmp_path: Path) -> None:
 
 
 def test_status_json(tmp_path: Path) -> None:
-    pytest.importorskip("wolfmem.jobs")
+    pytest.importorskip("wolfmem.jobs.runner")
     vault = tmp_path / "vault"
     ok("init", "--vault", str(vault))
     (vault / "knowledge/people.md").write_text(PEOPLE)
@@ -227,7 +227,7 @@ def start_daemon(vault: Path) -> subprocess.Popen[str]:
 
 @pytest.fixture
 def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    pytest.importorskip("wolfmem.scheduler")
+    pytest.importorskip("wolfmem.jobs.scheduler")
     monkeypatch.setenv("WOLFMEM_WATCHER_DEBOUNCE_MS", "50")
     vault = tmp_path / "daemon-vault"
     proc = start_daemon(vault)

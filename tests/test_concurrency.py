@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 from conftest import REPO
+
 from wolfmem import Config, Memory
 
 ROUNDS = 25

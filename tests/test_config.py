@@ -6,9 +6,15 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
-from wolfmem.config import SETTINGS, Config, default_config_file, llm_api_key, load_config
+
+from wolfmem.config import (
+    SETTINGS,
+    Config,
+    default_config_file,
+    llm_api_key,
+    load_config,
+)
 from wolfmem.errors import ConfigError
 
 README = REPO / "README.md"

@@ -11,10 +11,11 @@ from conftest import UNCHANGED
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
-from wolfmem.curate import apply_rewrite, make_curator, run
-from wolfmem.offline import OfflineCurator
-from wolfmem.proposal import LLMCurator
-from wolfmem.vault import content_hash
+from wolfmem.curation.llm_curator import LLMCurator
+from wolfmem.curation.offline import OfflineCurator
+from wolfmem.curation.landing import apply_rewrite
+from wolfmem.curation.run import make_curator, run
+from wolfmem.storage.vault import content_hash
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
 DAY = date(2026, 11, 29)
@@ -288,7 +289,7 @@ def test_offline_curator_is_the_default_and_lands_through_the_same_path(memory):
     path = memory.vault.root / PEOPLE
     text = read(memory) + "\n## Unfiled\n- Sarah prefers tea\n- Tom likes long walks.\n"
     path.write_text(text, "utf-8")
-    memory.state.set_snapshot(PEOPLE, [line.rstrip() for line in text.splitlines() if line.strip()])
+    memory.state.update_snapshot(PEOPLE, [line.rstrip() for line in text.splitlines() if line.strip()], [])
     result = run(memory, curator, DAY)
     assert result.status == "landed"
     assert read(memory).endswith("## Tom\n- Tom runs the data team.\n- Tom lives in Berlin.\n- Tom likes long walks.\n")

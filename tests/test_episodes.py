@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Memory
+from wolfmem.core.markdown import parse
 from wolfmem.errors import InvalidFact, UsageError
-from wolfmem.markdown import parse
-from wolfmem.saving import MAX_BULLET_CHARS, MAX_HEADLINE_CHARS
+from wolfmem.memory.episodes import MAX_BULLET_CHARS, MAX_HEADLINE_CHARS
 
 MORNING = datetime(2026, 3, 14, 9, 5)
 

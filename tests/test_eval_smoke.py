@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from wolfmem import markdown
+from wolfmem.core import markdown
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO.parent / "shared" / "data" / "locomo-dev" / "26.json"

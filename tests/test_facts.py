@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
 from dedup_pairs import DEDUP_PAIRS
-from wolfmem.errors import InvalidFact, SecretRefused
-from wolfmem.facts import (
+
+from wolfmem.core.facts import (
     MAX_FACT_CHARS,
     Relation,
     clean_fact,
@@ -15,6 +14,7 @@ from wolfmem.facts import (
     normalise,
     relate,
 )
+from wolfmem.errors import InvalidFact, SecretRefused
 
 CLEAN_OK: list[tuple[str, str]] = [
     ("Sarah prefers tea.", "Sarah prefers tea."),

@@ -16,10 +16,10 @@ from conftest import UNCHANGED
 from fakellm import FakeLLM
 
 from wolfmem import Memory
-from wolfmem.audit import apply_staged, run_audit
-from wolfmem.curate import make_curator, run
+from wolfmem.curation.audit.run import apply_staged, run_audit
+from wolfmem.curation.run import make_curator, run
 from wolfmem.errors import UsageError
-from wolfmem.jobs import JobRunner
+from wolfmem.jobs.runner import JobRunner
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 DAY = date(2026, 11, 29)

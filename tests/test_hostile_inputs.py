@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from conftest import run_cli
 
-from wolfmem import Memory, markdown
+from wolfmem import Memory
+from wolfmem.core import markdown
+from wolfmem.core.credentials import find_secret
+from wolfmem.core.facts import count_sentences
 from wolfmem.errors import InvalidFact, NotFound, OutsideVault, UsageError, WolfmemError
-from wolfmem.facts import count_sentences
-from wolfmem.secrets import find_secret
 from wolfmem.tools import execute
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
-from wolfmem.index import SCHEMA_VERSION, FactDoc, FactIndex, Filters
+from wolfmem.search.index import SCHEMA_VERSION, FactDoc, FactIndex, Filters
 
 
 def doc(path: str, line: int, text: str, section: str = "", date: str = "", doc_id: str | None = None) -> FactDoc:

@@ -17,7 +17,7 @@ from conftest import REPO
 
 from wolfmem import Config, Memory
 from wolfmem.errors import ConfigError, UsageError
-from wolfmem.jobs import RECORD_PREFIX, JobRun, JobRunner, parse_schedule
+from wolfmem.jobs.runner import RECORD_PREFIX, JobRun, JobRunner, parse_schedule
 
 TZ = ZoneInfo("Europe/Berlin")
 NY = ZoneInfo("America/New_York")
@@ -273,7 +273,7 @@ SCRIPT = textwrap.dedent(
     from datetime import datetime
     from zoneinfo import ZoneInfo
     from wolfmem import Config, Memory
-    from wolfmem.jobs import JobRunner
+    from wolfmem.jobs.runner import JobRunner
 
     vault, state, ran, go, mode = sys.argv[1:6]
     now = datetime(2026, 11, 5, 7, 0, tzinfo=ZoneInfo("Europe/Berlin"))
@@ -292,7 +292,7 @@ SCRIPT = textwrap.dedent(
     if mode == "run_due":
         print([r["status"] for r in runner.run_due(now)])
     else:
-        from wolfmem.scheduler import Scheduler
+        from wolfmem.jobs.scheduler import Scheduler
 
         results = []
         real = runner.run_due

@@ -8,9 +8,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from wolfmem import Config, Memory
-from wolfmem.jobs import RECORD_PREFIX, JobRunner
-from wolfmem.lease import LEASE_REL, LeaseFile, machine_id
-from wolfmem.vault import Vault
+from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
+from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 
 NOW = datetime(2026, 11, 5, 7, 0, tzinfo=timezone.utc)
 
@@ -42,7 +41,7 @@ def test_machine_id_is_hostname_plus_a_stable_random_suffix(tmp_path):
 
 
 def test_no_lease_is_taken(tmp_path):
-    lease = LeaseFile(Vault(tmp_path / "v", tmp_path / "s"), "me-1", 36)
+    lease = LeaseFile(Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s"))).writer, "me-1", 36)
     assert lease.check(NOW).ok
     lease.renew(NOW, "curate", "2026-11-04")
     data = json.loads((tmp_path / "v" / LEASE_REL).read_text())
@@ -90,10 +89,10 @@ def test_a_period_done_by_the_old_holder_is_not_redone(vault, tmp_path):
 
 
 def test_unreadable_lease_is_up_for_grabs(tmp_path):
-    vault = Vault(tmp_path / "v", tmp_path / "s")
-    (vault.root / ".wolfmem").mkdir(parents=True)
-    (vault.root / LEASE_REL).write_text("{not json")
-    assert LeaseFile(vault, "me-1", 36).check(NOW).ok
+    memory = Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s")))
+    (memory.vault.root / ".wolfmem").mkdir(parents=True)
+    (memory.vault.root / LEASE_REL).write_text("{not json")
+    assert LeaseFile(memory.writer, "me-1", 36).check(NOW).ok
 
 
 def test_lease_file_is_not_indexed(vault, tmp_path):

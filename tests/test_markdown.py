@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem import markdown
-from wolfmem.markdown import (
+from wolfmem.core import markdown
+from wolfmem.core.markdown import (
     WITHHELD,
     Fact,
     Section,

@@ -6,14 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 from wolfmem import Config, Memory
+from wolfmem.core.markdown import WITHHELD
 from wolfmem.errors import NotFound, OutsideVault, UsageError, WolfmemError
-from wolfmem.markdown import WITHHELD
-from wolfmem.memory import MAX_LIMIT
-from wolfmem.refs import MAX_LINES
-from wolfmem.vault import content_hash
-from conftest import wait_until
+from wolfmem.memory.facade import MAX_LIMIT
+from wolfmem.memory.refs import MAX_LINES
+from wolfmem.storage.vault import content_hash
 
 PEOPLE = """# People
 
@@ -386,7 +386,7 @@ def test_a_watching_memory_scans_only_after_a_file_event(memory: Memory, vault: 
 
 
 def test_a_watching_memory_still_scans_now_and_then(memory: Memory, monkeypatch) -> None:
-    monkeypatch.setattr("wolfmem.memory.FULL_SCAN_SECONDS", 0.0)
+    monkeypatch.setattr("wolfmem.memory.facade.FULL_SCAN_SECONDS", 0.0)
     memory.watch()
     memory.search("manager")
     scans = []
@@ -397,7 +397,7 @@ def test_a_watching_memory_still_scans_now_and_then(memory: Memory, monkeypatch)
 
 
 def test_section_lookup_in_a_huge_file_asks_for_a_line_range(memory: Memory, vault: Path, monkeypatch) -> None:
-    monkeypatch.setattr("wolfmem.refs.MAX_SECTION_SCAN_CHARS", 100)
+    monkeypatch.setattr("wolfmem.memory.refs.MAX_SECTION_SCAN_CHARS", 100)
     (vault / "knowledge" / "big.md").write_text("# Big\n\n## Part\n" + "- a fact of some length\n" * 20)
     with pytest.raises(UsageError, match="line range"):
         memory.get("knowledge/big.md#Part")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.offline import OfflineCurator, tidy
-from wolfmem.proposal import CurationRequest, FileInput
-from wolfmem.validate import validate
+from wolfmem.curation.contract import CurationRequest, FileInput
+from wolfmem.curation.offline import OfflineCurator, tidy
+from wolfmem.curation.validate import validate
 
 
 def tidied(text: str, hand: set[str] | None = None) -> tuple[str, list[dict]]:

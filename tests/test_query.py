@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from wolfmem import Memory, UsageError, query
-from wolfmem.index import Filters
+from wolfmem import Memory, UsageError
+from wolfmem.search import query
+from wolfmem.search.index import Filters
 
 
 def write(vault: Path, rel: str, lines: list[str]) -> None:

@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from wolfmem.markdown import parse
-from wolfmem.vault import CURATED
+from wolfmem.core.markdown import parse
+from wolfmem.storage.vault import CURATED
 
 WORKERS = 4
 SAVES = 100

@@ -8,11 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import run_cli
+
 from wolfmem import Memory
 from wolfmem.errors import InvalidFact, SecretRefused, UsageError
-from wolfmem.vault import CURATED, replace_if_unchanged
+from wolfmem.storage.exchange import replace_if_unchanged
+from wolfmem.storage.vault import CURATED
 
 # Fake keys are assembled at runtime so secret scanners on the repo stay quiet.
 SECRETS: list[tuple[str, str]] = [

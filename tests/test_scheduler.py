@@ -9,8 +9,8 @@ import pytest
 from conftest import wait_until
 
 from wolfmem import Config, Memory
-from wolfmem.jobs import RECORD_PREFIX, JobRunner
-from wolfmem.scheduler import Scheduler
+from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
+from wolfmem.jobs.scheduler import Scheduler
 
 TZ = ZoneInfo("Europe/Berlin")
 # The daemon was down from 22:00 to 07:00: the 03:00 curation was missed.

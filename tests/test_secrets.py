@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.secrets import find_secret, shannon_entropy
+from wolfmem.core.credentials import find_secret, shannon_entropy
 
 # Fake keys are assembled at runtime so secret scanners on the repo stay quiet.
 RANDOM_62 = "aB3dE9fGh2JkL5mN7pQ1rS4tU6vW8xY0zC"  # 34 chars, mixed classes

@@ -10,8 +10,14 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.errors import OutsideVault
-from wolfmem.sync import RACY_WINDOW_NS, ManifestEntry, decode_note, facts_of, plan
-from wolfmem.vault import DiskFile
+from wolfmem.search.sync import (
+    RACY_WINDOW_NS,
+    ManifestEntry,
+    decode_note,
+    facts_of,
+    plan,
+)
+from wolfmem.storage.vault import DiskFile
 
 OLD = 1_000_000_000_000_000_000  # an mtime long before any check
 CHECKED = OLD + 10 * RACY_WINDOW_NS

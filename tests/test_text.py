@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from whoosh.analysis import StemmingAnalyzer
 
-from wolfmem.text import STOP_WORDS, content_stems, stem, tokens
+from wolfmem.core.tokens import STOP_WORDS, content_stems, stem, tokens
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.validate import clean_changes, content_lines, hand_edited_lines, looks_like_instruction, repair, validate
+from wolfmem.core.markdown import content_lines
+from wolfmem.curation.validate import (
+    clean_changes,
+    hand_edited_lines,
+    looks_like_instruction,
+    repair,
+    validate,
+)
 
 OLD = """# People
 

@@ -9,14 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from wolfmem import Config, Memory
 from wolfmem.errors import NotAVault, OutsideVault, UsageError, VaultBusy
-from wolfmem.vault import (
+from wolfmem.storage.exchange import atomic_write
+from wolfmem.storage.vault import (
     CURATED_PATHS,
     Vault,
-    atomic_write,
     episode_date,
     is_conflict_copy,
     is_indexable,
@@ -208,18 +208,6 @@ def test_atomic_write_leaves_no_temp_files_and_keeps_the_mode(tmp_path: Path) ->
     assert [p.name for p in target.parent.iterdir()] == ["a.md"]
 
 
-def test_write_text_keeps_a_backup(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path)
-    vault.init()
-    before = (vault.root / "knowledge/people.md").read_bytes()
-    vault.write_text("knowledge/people.md", "# People\n\n- new\n", backup=True)
-    assert (vault.root / "knowledge/people.md.bak").read_bytes() == before
-    assert (vault.root / "knowledge/people.md").read_text() == "# People\n\n- new\n"
-    with pytest.raises(OutsideVault):
-        vault.write_text("../evil.md", "x")
-    assert not (tmp_path / "evil.md").exists()
-
-
 def test_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
     vault = make_vault(tmp_path)
     with vault.lock(), vault.lock(timeout=0.1):
@@ -229,7 +217,7 @@ def test_lock_is_reentrant_in_one_thread(tmp_path: Path) -> None:
 _HOLDER = """
 import sys
 from pathlib import Path
-from wolfmem.vault import Vault
+from wolfmem.storage.vault import Vault
 vault = Vault(Path(sys.argv[1]), Path(sys.argv[2]))
 with vault.lock():
     print("locked", flush=True)
@@ -270,12 +258,12 @@ def test_a_file_where_the_vault_should_be_is_a_usage_error(tmp_path: Path) -> No
 def swap_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run a test with Linux's atomic exchange, and as on filesystems and systems without it."""
     if request.param == "no-exchange":
-        monkeypatch.setattr("wolfmem.vault._exchange", lambda a, b: False)
+        monkeypatch.setattr("wolfmem.storage.exchange._exchange", lambda a, b: False)
     return request.param
 
 
 def test_replace_if_unchanged_writes_only_over_what_was_read(tmp_path: Path, swap_mode: str) -> None:
-    from wolfmem.vault import replace_if_unchanged
+    from wolfmem.storage.exchange import replace_if_unchanged
 
     path = tmp_path / "people.md"
     path.write_bytes(b"old\n")
@@ -297,7 +285,7 @@ def test_saves_racing_a_careful_editor_lose_nothing(tmp_path: Path) -> None:
     # our own rename cannot be seen by anyone (README, design notes).
     import threading
 
-    from wolfmem.vault import replace_if_unchanged
+    from wolfmem.storage.exchange import replace_if_unchanged
 
     with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))) as memory:
         path = memory.vault.root / "knowledge" / "technical.md"

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
@@ -26,11 +27,10 @@ from watchdog.events import (
     FileSystemEvent,
 )
 
-from conftest import wait_until
 from wolfmem import Memory
-from wolfmem.index import FactIndex, Filters
-from wolfmem.vault import Vault
-from wolfmem.watcher import Watcher, _Handler, is_relevant
+from wolfmem.search.index import FactIndex, Filters
+from wolfmem.search.watcher import Watcher, _Handler, is_relevant
+from wolfmem.storage.vault import Vault
 
 PEOPLE = "# People\n\n## Sarah (Manager)\n\n- Sarah is my manager at Acme.\n"
 

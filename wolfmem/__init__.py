@@ -1,7 +1,7 @@
 """wolfmem: local-first long-term memory for AI agents, kept in a markdown vault."""
 
-from .config import Config, load_config
-from .errors import (
+from wolfmem.config import Config, load_config
+from wolfmem.errors import (
     ConfigError,
     CurationRejected,
     IndexUnavailable,
@@ -15,9 +15,9 @@ from .errors import (
     VaultBusy,
     WolfmemError,
 )
-from .memory import Hit, Memory
-from .refs import Excerpt
-from .saving import Receipt
+from wolfmem.memory.facade import Hit, Memory
+from wolfmem.memory.refs import Excerpt
+from wolfmem.memory.saving import Receipt
 
 __all__ = [
     "Config",

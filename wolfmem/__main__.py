@@ -1,5 +1,5 @@
 """`python -m wolfmem` runs the CLI."""
 
-from .cli import main
+from wolfmem.cli import main
 
 main()

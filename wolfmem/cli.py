@@ -12,9 +12,9 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from .config import Config, load_config
-from .errors import UsageError, WolfmemError
-from .memory import Memory
+from wolfmem.config import Config, load_config
+from wolfmem.errors import UsageError, WolfmemError
+from wolfmem.memory.facade import Memory
 
 app = typer.Typer(
     help="wolfmem: long-term memory for AI agents, kept in a markdown vault.",
@@ -92,7 +92,7 @@ def init(vault: VaultOption = None) -> None:
     """Create a vault from the templates; never overwrites an existing file."""
     with _errors():
         config = _config(vault)
-        from .vault import Vault
+        from wolfmem.storage.vault import Vault
 
         target = Vault(config.vault_path(), config.state_root())
         created = target.init()
@@ -169,7 +169,7 @@ def reindex(vault: VaultOption = None) -> None:
 @app.command()
 def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     """Vault, daemon, index health, jobs and LLM."""
-    from .status import collect, render
+    from wolfmem.status import collect, render
 
     with _memory(vault) as memory, _errors():
         data = collect(memory)
@@ -182,7 +182,7 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 @app.command(name="config")
 def show_config(vault: VaultOption = None) -> None:
     """List every setting, its value, its environment variable and what it does."""
-    from .config import default_config_file
+    from wolfmem.config import default_config_file
 
     with _errors():
         config = _config(vault)
@@ -239,7 +239,7 @@ def log(
 @app.command()
 def daemon(vault: VaultOption = None) -> None:
     """Run in the foreground: watch the vault, keep the index fresh, run scheduled jobs."""
-    from .daemon import Daemon, run_in_foreground
+    from wolfmem.daemon import Daemon, run_in_foreground
 
     with _errors():
         config = _config(vault)
@@ -249,7 +249,7 @@ def daemon(vault: VaultOption = None) -> None:
 @app.command()
 def mcp(vault: VaultOption = None) -> None:
     """Serve the memory tools over MCP on stdio."""
-    from .mcp_server import serve
+    from wolfmem.mcp_server import serve
 
     with _memory(vault) as memory:
         serve(memory)
@@ -290,7 +290,7 @@ def audit_apply(
     as_json: JsonOption = False,
 ) -> None:
     """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
-    from .audit import apply_staged, latest_report_month
+    from wolfmem.curation.audit.run import apply_staged, latest_report_month
 
     with _memory(vault) as memory, _errors():
         month = month or latest_report_month(memory)
@@ -301,7 +301,7 @@ def audit_apply(
 
 
 def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
-    from .jobs import JobRunner
+    from wolfmem.jobs.runner import JobRunner
 
     with _memory(vault) as memory, _errors():
         result = JobRunner(memory, memory.config).run_now(name, memory.clock(), **options)
@@ -329,7 +329,7 @@ def diff(
     vault: VaultOption = None,
 ) -> None:
     """Show the file's .bak against its current content."""
-    from .backups import diff_backup
+    from wolfmem.curation.backups import diff_backup
 
     with _memory(vault) as memory, _errors():
         typer.echo(diff_backup(memory, file), nl=False)
@@ -341,7 +341,7 @@ def restore(
     vault: VaultOption = None,
 ) -> None:
     """Swap the .bak back in, keeping a .bak of what it replaced."""
-    from .backups import restore_backup
+    from wolfmem.curation.backups import restore_backup
 
     with _memory(vault) as memory, _errors():
         typer.echo(restore_backup(memory, file))
@@ -350,7 +350,7 @@ def restore(
 @app.command()
 def doctor(vault: VaultOption = None) -> None:
     """Check the configured LLM endpoint and model with a tiny request."""
-    from .llm import LLMClient, LLMSettings
+    from wolfmem.llm import LLMClient, LLMSettings
 
     with _errors():
         config = _config(vault)
@@ -370,7 +370,7 @@ def _service_call(action: Callable[..., str], *args: Any) -> None:
 @service_app.command("install")
 def service_install(vault: VaultOption = None) -> None:
     """Start `wolfmem daemon` at login and restart it on failure."""
-    from .service import install
+    from wolfmem.service import install
 
     exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"
     _service_call(install, exe, vault.resolve() if vault else None)
@@ -379,7 +379,7 @@ def service_install(vault: VaultOption = None) -> None:
 @service_app.command("uninstall")
 def service_uninstall() -> None:
     """Remove the user service."""
-    from .service import uninstall
+    from wolfmem.service import uninstall
 
     _service_call(uninstall)
 
@@ -387,6 +387,6 @@ def service_uninstall() -> None:
 @service_app.command("status")
 def service_status() -> None:
     """Say whether the user service is installed and running."""
-    from .service import status as service_state
+    from wolfmem.service import status as service_state
 
     _service_call(service_state)

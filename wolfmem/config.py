@@ -12,7 +12,7 @@ from typing import Any
 
 import platformdirs
 
-from .errors import ConfigError
+from wolfmem.errors import ConfigError
 
 APP = "wolfmem"
 

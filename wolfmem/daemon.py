@@ -12,12 +12,12 @@ from typing import Any
 
 import filelock
 
-from .config import Config
-from .errors import WolfmemError
-from .memory import Memory, local_now
-from .sync import SyncReport
-from .vault import Vault
-from .watcher import Watcher
+from wolfmem.config import Config
+from wolfmem.errors import WolfmemError
+from wolfmem.memory.facade import Memory, local_now
+from wolfmem.search.sync import SyncReport
+from wolfmem.search.watcher import Watcher
+from wolfmem.storage.vault import Vault
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,8 @@ class Daemon:
         try:
             return self.memory.sync()
         finally:
-            self.memory.index.close()
+            # Only the searcher: the scheduler's jobs may be writing through the same index right now.
+            self.memory.release_readers()
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""
@@ -113,7 +114,7 @@ class Daemon:
 
 
 def _start_scheduler(memory: Memory, config: Config) -> Any:
-    from .scheduler import Scheduler
+    from wolfmem.jobs.scheduler import Scheduler
 
     scheduler = Scheduler(memory, config, local_now)
     scheduler.start()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -81,3 +82,35 @@ class CurationRejected(WolfmemError):
         super().__init__(f"{path}: rewrite rejected: " + "; ".join(reasons))
         self.path = path
         self.reasons = reasons
+
+
+class StorageError(WolfmemError):
+    """The disk refused a read or write: full, read-only, permission denied, or another OS fault."""
+
+    def __init__(self, message: str, path: str | Path = "", errno_code: int | None = None) -> None:
+        super().__init__(message)
+        self.path = str(path)
+        self.errno = errno_code
+
+
+class FileChanged(WolfmemError):
+    """A file changed since it was read, so an edit computed from the old text was not written."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} changed since it was read; read it again and retry")
+        self.path = path
+
+
+_FIXES = {
+    errno.ENOSPC: "the disk is full; free some space and try again",
+    errno.EDQUOT: "the disk quota is used up; free some space and try again",
+    errno.EROFS: "the file system is read-only; remount it read-write or point wolfmem at a writable folder",
+    errno.EACCES: "permission denied; check the owner and mode of the file and its folder (ls -l)",
+    errno.EPERM: "the operation is not permitted; check the file's owner, mode and attributes",
+}
+
+
+def storage_error(exc: OSError, action: str, path: str | Path) -> StorageError:
+    """A StorageError that names what failed, where, and how to fix it."""
+    fix = _FIXES.get(exc.errno or 0, exc.strerror or str(exc))
+    return StorageError(f"cannot {action} {path!s}: {fix}", path, exc.errno)

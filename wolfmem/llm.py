@@ -10,8 +10,8 @@ from typing import Any
 
 import openai
 
-from .config import Config, llm_api_key
-from .errors import LLMError
+from wolfmem.config import Config, llm_api_key
+from wolfmem.errors import LLMError
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the client insists on one.

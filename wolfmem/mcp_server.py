@@ -12,9 +12,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from . import __version__, tools
-from .errors import WolfmemError
-from .memory import Memory
+from wolfmem import __version__, tools
+from wolfmem.errors import WolfmemError
+from wolfmem.memory.facade import Memory
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import platformdirs
 
-from .config import APP
-from .errors import UsageError
+from wolfmem.config import APP
+from wolfmem.errors import UsageError
 
 UNIT_NAME = "wolfmem.service"
 AGENT_LABEL = "io.wolfmem.daemon"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from .daemon import daemon_pid
-from .jobs import JobRunner
-from .memory import Memory
+from wolfmem.daemon import daemon_pid
+from wolfmem.jobs.runner import JobRunner
+from wolfmem.memory.facade import Memory
 
 
 def collect(memory: Memory) -> dict[str, Any]:

@@ -11,9 +11,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from .errors import UsageError, WolfmemError
-from .memory import MAX_LIMIT, SOURCES, Hit, Memory
-from .saving import MAX_BULLETS, TYPE_ALIASES
+from wolfmem.errors import UsageError, WolfmemError
+from wolfmem.memory.episodes import MAX_BULLETS
+from wolfmem.memory.facade import MAX_LIMIT, SOURCES, Hit, Memory
+from wolfmem.memory.saving import TYPE_ALIASES
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,400 @@
+"""File text ⇄ sections and facts: a pure parser and line-level editors for vault markdown.
+
+We never re-render markdown. markdown-it-py only tells us *where* things are
+(token ``.map`` line ranges); every edit splices raw lines into the original text,
+so front matter, wikilinks and syntax we do not understand survive byte for byte.
+
+Line model: lines end at ``\\r\\n``, ``\\r`` or ``\\n`` — the same breaks markdown-it
+normalises — so line numbers agree with ``str.splitlines()`` for ``\\n``/``\\r\\n`` files.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import unicodedata
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+_TASK_BOX_RE = re.compile(r"^\[[ xX]\](?:\s+|$)")
+_ROW_PREFIX_RE = re.compile(r"^[\s>]*")
+_ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact: a content line of a list item, paragraph, blockquote or table body row."""
+
+    text: str  # markers (list, task box, `>`) removed, stripped; a table row keeps its pipes
+    line: int  # 1-based
+    section: str  # heading of the enclosing `##`, '' before the first one (or after a `#`)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A top-level ATX ``##`` heading and its lines, up to the next ``#``/``##`` or EOF."""
+
+    heading: str  # as written after the `##`, stripped; inline markup kept
+    line: int  # 1-based line of the heading
+    end: int  # 1-based last line, trailing blank lines included
+
+
+@dataclass(frozen=True)
+class ParsedFile:
+    """What a markdown file says, addressed by 1-based line numbers."""
+
+    title: str | None  # the first top-level ATX `#` heading
+    sections: tuple[Section, ...]
+    facts: tuple[Fact, ...]
+
+
+@functools.cache
+def _md() -> MarkdownIt:
+    """The shared block-level parser (built on first use, never at import)."""
+    # Inline parsing is disabled: we only need block structure and each block's raw
+    # inline source, and skipping it makes large files several times faster.
+    md = MarkdownIt("commonmark").enable("table").use(front_matter_plugin)
+    return md.disable(["inline", "text_join"])
+
+
+def _lines(text: str) -> list[str]:
+    """Split text into lines, each keeping its own line ending."""
+    return _LINE_RE.findall(text)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as markdown and line refs count them: only ``\\r\\n``, ``\\r`` and ``\\n`` break a line.
+
+    ``str.splitlines()`` also breaks on form feeds, U+2028 and friends, which would shift every
+    later line number against the parser's.
+    """
+    return _lines(text)
+
+
+def as_bullet_text(text: str) -> str:
+    """``text`` as it must follow ``- `` to read back as itself, escaping a leading markdown character."""
+    facts = parse(f"- {text}").facts
+    if len(facts) == 1 and facts[0].text == text:
+        return text
+    escaped = "\\" + text
+    facts = parse(f"- {escaped}").facts
+    if text[:1] in _ESCAPABLE and len(facts) == 1 and facts[0].text == escaped:
+        return escaped  # "## x" or "```" in an episode stays a searchable line, not structure
+    return text
+
+
+def _newline(text: str) -> str:
+    """The file's line-ending style: its first line break, or ``\\n`` if it has none."""
+    match = _NEWLINE_RE.search(text)
+    return match.group() if match else "\n"
+
+
+def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
+    """Parse text; also return the last line of its front matter (0 if none)."""
+    tokens = _md().parse(text)
+    lines = _lines(text)
+    title: str | None = None
+    front_end = 0
+    in_body = False
+    heads: list[tuple[int, str, bool]] = []  # (line, text, is_section) of top-level # and ##
+    facts: list[tuple[int, str]] = []
+    for i, tok in enumerate(tokens):
+        in_body = tok.type == "tbody_open" or (in_body and tok.type != "tbody_close")
+        if tok.map is None:
+            continue
+        start, stop = tok.map
+        if tok.type == "front_matter":
+            front_end = stop
+        elif tok.type == "heading_open" and tok.level == 0 and tok.markup in ("#", "##"):
+            content = tokens[i + 1].content.strip()
+            heads.append((start + 1, content, tok.markup == "##"))
+            if tok.markup == "#" and title is None:
+                title = content
+        elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open":
+            # A list item's task box is markup, not part of the fact.
+            in_item = i >= 2 and tokens[i - 2].type == "list_item_open"
+            facts.extend(_paragraph_facts(tok.content, start, stop, in_item))
+        elif tok.type == "tr_open" and in_body and start < len(lines):
+            # Body rows only: the header row names columns and the separator is markup.
+            row = _ROW_PREFIX_RE.sub("", lines[start]).strip()
+            if row:
+                facts.append((start + 1, row))
+    return _assemble(title, heads, facts, len(lines)), front_end
+
+
+def _paragraph_facts(
+    content: str, start: int, stop: int, in_item: bool
+) -> list[tuple[int, str]]:
+    """One (line, text) per non-empty source line of a paragraph's raw inline content."""
+    out = []
+    for offset, raw in enumerate(content.split("\n")):
+        line = min(start + offset, stop - 1) + 1  # clamp: never point past the paragraph
+        text = raw.strip()
+        if offset == 0 and in_item:
+            text = _TASK_BOX_RE.sub("", text)
+        if text:
+            out.append((line, text))
+    return out
+
+
+def _assemble(
+    title: str | None,
+    heads: list[tuple[int, str, bool]],
+    facts: list[tuple[int, str]],
+    n_lines: int,
+) -> ParsedFile:
+    """Build sections from top-level headings and attach each fact to its ``##``."""
+    sections = []
+    for k, (line, heading, is_section) in enumerate(heads):
+        if is_section:
+            # A `#` also closes a section: what follows it is not under the old `##`.
+            end = heads[k + 1][0] - 1 if k + 1 < len(heads) else n_lines
+            sections.append(Section(heading, line, max(end, line)))
+    out: list[Fact] = []
+    k, current = 0, ""
+    for line, text in sorted(facts, key=lambda f: f[0]):
+        while k < len(heads) and heads[k][0] < line:
+            current = heads[k][1] if heads[k][2] else ""
+            k += 1
+        out.append(Fact(text, line, current))
+    return ParsedFile(title, tuple(sections), tuple(out))
+
+
+_MIN_CACHED_CHARS, _CACHED_CHARS = 256, 1_000_000
+
+
+def parse(text: str) -> ParsedFile:
+    """Parse markdown text into its title, ``##`` sections and facts; never raises."""
+    return _scan(text)[0]
+
+
+_RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
+_RECENT_SIZE = 16
+_RECENT_GUARD = threading.Lock()
+
+
+def _scan(text: str) -> tuple[ParsedFile, int]:
+    """The parse of text and the line where its front matter ends, remembered for recent texts.
+
+    A save parses the same file text several times over (to route, to insert, to check the insert,
+    to index it); results are immutable, so the recent few are shared.
+    """
+    if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
+        return _scan_uncached(text)  # tiny texts are cheap, and must not evict the files
+    with _RECENT_GUARD:
+        if text in _RECENT:
+            _RECENT.move_to_end(text)
+            return _RECENT[text]
+    result = _scan_uncached(text)
+    _remember(text, result)
+    return result
+
+
+def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
+    if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
+        return
+    with _RECENT_GUARD:
+        _RECENT[text] = result
+        _RECENT.move_to_end(text)
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+
+
+def _parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
+    """The parse of new_text, which is the parsed text with `count` lines inserted inside `section`.
+
+    Only the section is parsed again: a top-level heading closes every open block, so the lines
+    of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
+    """
+    lines = _lines(new_text)
+    local = _scan_uncached("".join(lines[section.line - 1: section.end + count]))[0]
+    offset = section.line - 1
+    facts = [f for f in before.facts if f.line < section.line]
+    facts += [Fact(f.text, f.line + offset, f.section) for f in local.facts]
+    facts += [Fact(f.text, f.line + count, f.section) for f in before.facts if f.line > section.end]
+    sections = [
+        s if s.line < section.line
+        else Section(s.heading, s.line, s.end + count) if s.line == section.line
+        else Section(s.heading, s.line + count, s.end + count)
+        for s in before.sections
+    ]
+    return ParsedFile(before.title, tuple(sections), tuple(facts))
+
+
+def heading_key(heading: str) -> str:
+    """Normalise a heading for matching: NFC, casefold and collapse whitespace."""
+    return " ".join(unicodedata.normalize("NFC", heading).split()).casefold()
+
+
+def find_section(parsed: ParsedFile, heading: str) -> Section | None:
+    """The first section whose heading matches ``heading`` by heading_key, or None."""
+    key = heading_key(heading)
+    return next((s for s in parsed.sections if heading_key(s.heading) == key), None)
+
+
+def _one_line(value: str, what: str) -> str:
+    """Strip value and insist it is a single non-empty line."""
+    value = value.strip()
+    if not value or len(value.splitlines()) != 1:
+        raise ValueError(
+            f"{what} must be one non-empty line, got {value!r}; join or split it first"
+        )
+    return value
+
+
+def _reads_back(line: str, what: str, expect: str, got: str | None) -> None:
+    """Refuse text whose markdown would not read back as itself (e.g. '# x', '```')."""
+    if got != expect:
+        raise ValueError(
+            f"{what} {expect!r} would be read as markdown structure in {line!r}; "
+            "rephrase it or escape its leading character with a backslash"
+        )
+
+
+def _with_title(text: str, title: str, newline: str) -> tuple[str, ParsedFile]:
+    """Give text a ``# title`` (after any front matter) if it has none; return it parsed."""
+    parsed, front_end = _scan(text)
+    if text.strip() == "":
+        text = f"# {title}{newline}{newline}"
+        return text, parse(text)
+    if parsed.title is not None:
+        return text, parsed
+    lines = _lines(text)
+    if front_end and not _NEWLINE_RE.search(lines[front_end - 1][-1:]):
+        lines[front_end - 1] += newline  # front matter was the whole file, unterminated
+    rest = lines[front_end:]
+    gap = newline if rest and rest[0].strip() else ""
+    text = "".join(lines[:front_end] + [f"# {title}{newline}{gap}"] + rest)
+    return text, parse(text)
+
+
+def _splice(lines: list[str], at: int, new: list[str], newline: str, ends_nl: bool) -> str:
+    """Insert ``new`` lines before 0-based index ``at``, keeping every other line's ending."""
+    head, tail = lines[:at], lines[at:]
+    if head and not tail and not _NEWLINE_RE.search(head[-1][-1:]):
+        head[-1] += newline  # appending after an unterminated last line
+    body = [line + newline for line in new]
+    if not tail and not ends_nl:
+        body[-1] = new[-1]  # keep the file's missing final newline
+    return "".join(head + body + tail)
+
+
+def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int]:
+    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line)."""
+    bullet = _one_line(bullet, "bullet")
+    heading = _one_line(heading, "heading")
+    title = _one_line(title, "title")
+    probe = parse(f"- {bullet}").facts
+    _reads_back(f"- {bullet}", "bullet", bullet, probe[0].text if len(probe) == 1 else None)
+    probe_sections = parse(f"## {heading}").sections
+    got = heading_key(probe_sections[0].heading) if probe_sections else None
+    _reads_back(f"## {heading}", "heading", heading_key(heading), got)
+
+    newline = _newline(text)
+    # A file we create (or fill from blank) ends with a newline; otherwise keep its habit.
+    ends_nl = text.strip() == "" or text.endswith(("\n", "\r"))
+    base, before = _with_title(text, title, newline)
+    lines = _lines(base)
+    section = find_section(before, heading)
+    if section is None:
+        while lines and not lines[-1].strip():
+            lines.pop()  # exactly one blank line before the new heading
+        new_lines = ["", f"## {heading}", f"- {bullet}"]
+        attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
+    else:
+        last = next(
+            (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
+            section.line,
+        )
+        # An HTML block or table swallows a following line; a blank line closes them.
+        attempts = [
+            (_splice(lines, last, [f"- {bullet}"], newline, ends_nl), last + 1),
+            (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
+        ]
+    for new_text, line in attempts:
+        if section is None:
+            after = parse(new_text)
+        else:
+            after = _parse_after_insert(before, section, new_text, line - last)
+        if _landed(before, after, bullet, heading, line):
+            if section is not None:
+                _remember(new_text, (after, _scan(base)[1]))  # indexing the new text needs no parse
+            return new_text, line
+    raise ValueError(
+        f"could not add {bullet!r} under '## {heading}': the file's markdown swallows the new "
+        "line (an unclosed ``` code fence?); fix the file and retry"
+    )
+
+
+def _landed(before: ParsedFile, after: ParsedFile, bullet: str, heading: str, line: int) -> bool:
+    """True if the bullet reads back at ``line`` in the right section and nothing else changed."""
+    mine = [f for f in after.facts if f.line == line]
+    others = [f.text for f in after.facts if f.line != line]
+    return (
+        len(mine) == 1
+        and mine[0].text == bullet
+        and heading_key(mine[0].section) == heading_key(heading)
+        and others == [f.text for f in before.facts]
+    )
+
+
+def content_lines(text: str) -> list[str]:
+    """The non-blank lines of text, right-stripped: what a snapshot and hand-edit check compare."""
+    return [line.rstrip() for line in text.splitlines() if line.strip()]
+
+
+def episode_title(day: str) -> str:
+    """The first line of an episode log, e.g. ``'# 2026-11-29\\n'``."""
+    return f"# {_one_line(day, 'day')}\n"
+
+
+def episode_block(time_hhmm: str, headline: str, bullets: list[str], newline: str = "\n") -> str:
+    """One episode entry to append: a blank line, ``## HH:MM — headline`` and its bullets."""
+    head = f"## {_one_line(time_hhmm, 'time')} — {_one_line(headline, 'headline')}"
+    body = [f"- {_one_line(b, 'bullet')}" for b in bullets]
+    return newline + newline.join([head, *body]) + newline
+
+
+_LINK_RE = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
+_MARKUP_RE = re.compile(r"\[\[|\]\]|[<>`*_]")
+_MAX_HEADING = 80
+WITHHELD = "[heading withheld: looks like an instruction]"
+# Phrases that address the reading model rather than describe a topic. Role labels
+# count only at the start or after punctuation, so "Operating system: Linux" passes.
+_INSTRUCTION_RES = tuple(
+    re.compile(p)
+    for p in (
+        r"\bignore\s+(all|any|previous|prior|earlier|above|the\s+(above|previous))\b",
+        r"\bdisregard\b",
+        r"\bforget\s+(all|everything|previous|prior|your)\b",
+        r"\byou\s+are\s+now\b",
+        r"(^|[^\w\s])\s*(system|assistant|developer)\s*:",
+        r"<\|",
+        r"\[/?inst\]",
+        r"<</?sys>>",
+    )
+)
+
+
+def neutralise_heading(heading: str) -> str:
+    """Make a heading safe to quote in an LLM prompt: plain text, short, not an instruction."""
+    # Control and zero-width characters can hide words from the checks below.
+    visible = "".join(
+        " " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c
+        for c in heading
+        if unicodedata.category(c) != "Cf"
+    )
+    plain = _MARKUP_RE.sub("", _LINK_RE.sub(r"\1", visible))
+    plain = " ".join(plain.split())
+    for candidate in (" ".join(visible.split()).casefold(), plain.casefold()):
+        if any(r.search(candidate) for r in _INSTRUCTION_RES):
+            return WITHHELD
+    if len(plain) > _MAX_HEADING:
+        plain = plain[: _MAX_HEADING - 1].rstrip() + "…"
+    return plain

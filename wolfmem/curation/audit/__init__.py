@@ -1,0 +1,1 @@
+"""curation/audit"""

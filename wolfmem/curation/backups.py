@@ -1,0 +1,59 @@
+"""`wolfmem diff FILE` and `wolfmem restore FILE`: the `.bak` that every curated write keeps."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from wolfmem.errors import NotFound, UsageError
+from wolfmem.memory.facade import Memory
+from wolfmem.storage.vault import CURATED
+from wolfmem.storage.writer import Cause, Edit
+
+
+def curated_rel(name: str) -> str:
+    """A vault-relative path from what a person types: 'people', 'people.md' or 'knowledge/people.md'."""
+    bare = name.strip().removeprefix("./").removesuffix(".bak")
+    stem = bare.removesuffix(".md")
+    return f"knowledge/{stem}.md" if "/" not in bare and stem in CURATED else bare
+
+
+def _paths(memory: Memory, name: str) -> tuple[str, Path, Path]:
+    rel = curated_rel(name)
+    path = memory.vault.resolve(rel)
+    backup = path.with_name(path.name + ".bak")
+    if not backup.is_file():
+        raise NotFound(
+            f"{rel} has no backup ({rel}.bak); one is kept each time curation, an audit or a restore rewrites it"
+        )
+    return rel, path, backup
+
+
+def _text(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{what} is not UTF-8 text; compare or restore it by hand") from None
+
+
+def diff_backup(memory: Memory, name: str) -> str:
+    """A unified diff from `<file>.bak` to the current file; "" when they are identical."""
+    rel, path, backup = _paths(memory, name)
+    old = _text(backup.read_bytes(), f"{rel}.bak")
+    new = _text(path.read_bytes(), rel) if path.exists() else ""
+    return "".join(
+        difflib.unified_diff(
+            old.splitlines(keepends=True), new.splitlines(keepends=True), f"{rel}.bak", rel
+        )
+    )
+
+
+def restore_backup(memory: Memory, name: str) -> str:
+    """Put `<file>.bak` back in place through the writer, keeping what it replaces as the new `.bak`."""
+    rel, path, backup = _paths(memory, name)
+    restored = _text(backup.read_bytes(), f"{rel}.bak")
+    # A restore brings back old text: none of its lines count as newly composed by wolfmem.
+    written = memory.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
+    if not written.changed:
+        return f"{rel} already matches {rel}.bak; nothing to restore"
+    return f"restored {rel} from {rel}.bak; the version it replaced is now {rel}.bak (restore again to undo)"

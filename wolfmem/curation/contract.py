@@ -1,0 +1,106 @@
+"""The curator contract: what a curator is given, what it proposes, and what became of each file.
+
+A curation request holds the curated files to look at (with each fact's
+first-seen day and the hand-edited lines), the episodes of the days covered,
+and the facts saved since the last run. A curator answers per file:
+"unchanged", a whole new text with a change list, or "failed" with the reason.
+Nothing here writes; `curation.landing` validates and lands proposals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal, Protocol
+
+ProposalStatus = Literal["unchanged", "rewrite", "failed"]
+FileStatus = Literal["written", "unchanged", "rejected", "skipped-cas", "failed", "proposed", "staged", "skipped"]
+
+
+
+@dataclass(frozen=True)
+class FileInput:
+    """One curated file as the curator sees it."""
+
+    rel: str
+    text: str
+    first_seen: dict[str, str] = field(default_factory=dict)  # fact_key -> YYYY-MM-DD
+    hand_lines: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One day's episode log."""
+
+    rel: str
+    day: str
+    text: str
+
+
+@dataclass(frozen=True)
+class SavedFact:
+    """A fact memory_save filed since the last curation."""
+
+    rel: str
+    text: str
+    day: str
+
+
+@dataclass(frozen=True)
+class CurationRequest:
+    """Everything a curator may look at for one run."""
+
+    day: str
+    since: str | None
+    files: dict[str, FileInput]
+    episodes: tuple[Episode, ...] = ()
+    saves: tuple[SavedFact, ...] = ()
+    sections: dict[str, list[str]] = field(default_factory=dict)  # every curated file's ## headings
+
+
+@dataclass
+class FileProposal:
+    """A curator's answer for one file."""
+
+    status: ProposalStatus
+    content: str = ""
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    summary: str = ""
+    error: str = ""
+
+
+@dataclass
+class Proposal:
+    """A curator's answers for every file it was given, with its token usage."""
+
+    files: dict[str, FileProposal]
+    usage: dict[str, int] = field(default_factory=dict)
+    requests: int = 0
+    seconds: float = 0.0
+
+
+class Curator(Protocol):
+    """Something that proposes rewrites of curated files: the LLM or the offline curator."""
+
+    label: str  # names the curator in the curation log, e.g. "offline curator (no LLM)"
+
+    def propose(self, request: CurationRequest) -> Proposal:
+        """Answer for each file of the request; never write anything."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...
+
+
+@dataclass
+class FileOutcome:
+    """What happened to one curated file in a run (proposed: validated in a dry run, not written)."""
+
+    status: FileStatus
+    reasons: list[str] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    revision: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return asdict(self)

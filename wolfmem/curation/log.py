@@ -1,0 +1,97 @@
+"""The human-readable curation log: a `## Curation YYYY-MM-DD` section in `consolidated/YYYY-WNN.md`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from wolfmem.core.credentials import find_secret
+from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.validate import looks_like_instruction
+from wolfmem.storage.writer import Cause, VaultWriter
+
+MAX_ITEM_CHARS = 200
+WITHHELD = "[withheld: looks like a secret]"
+WITHHELD_INSTRUCTION = "[withheld: reads like an instruction to the agent]"
+
+
+def log_rel(day: date) -> str:
+    """The vault-relative log file of a day's ISO week, e.g. consolidated/2026-W48.md."""
+    year, week, _ = day.isocalendar()
+    return f"consolidated/{year}-W{week:02d}.md"
+
+
+def _safe(text: str) -> str:
+    """One line, capped, with anything that looks like a secret withheld (model output is untrusted)."""
+    flat = " ".join(str(text).split())
+    if find_secret(flat):
+        return WITHHELD
+    if looks_like_instruction(flat):
+        return WITHHELD_INSTRUCTION  # the log is indexed and searched by agents: quote no injection
+    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
+
+
+def _change_line(change: Mapping[str, Any]) -> str:
+    kind = change.get("kind", "")
+    old = ", ".join(f"“{_safe(line)}”" for line in change.get("old", []))
+    new = f"“{_safe(change.get('new', ''))}”" if change.get("new") else ""
+    reason = f" ({_safe(change['reason'])})" if change.get("reason") else ""
+    source = f" [from {_safe(change['source'])}]" if change.get("source") else ""
+    if kind == "added":
+        return f"- added {new}{source}{reason}"
+    if kind == "removed":
+        return f"- removed {old}{reason}"
+    if kind == "filed":
+        return f"- filed {old}{reason}"
+    return f"- {kind} {old} → {new}{reason}"
+
+
+def render_entry(
+    day: str,
+    curator_label: str,
+    status: str,
+    summary: str,
+    files: Mapping[str, FileOutcome],
+    conflicts: list[str],
+) -> str:
+    """The markdown section for one run; a no-op run is the heading and one line."""
+    lines = [f"## Curation {day}", ""]
+    if status == "noop" and not any(o.status != "unchanged" for o in files.values()):
+        lines.append(_safe_paragraph(summary))
+    else:
+        lines += [_safe_paragraph(f"{summary} Curator: {curator_label}."), ""]
+        for rel, outcome in files.items():
+            lines.append(f"### {rel}: {outcome.status}")
+            if outcome.status in ("written", "proposed"):
+                lines += [_change_line(change) for change in outcome.changes] or ["- (no change list)"]
+            lines += [f"- {_safe(reason)}" for reason in outcome.reasons]
+            lines.append("")
+    if conflicts:
+        lines += [
+            "",
+            "Sync-tool conflict copies in knowledge/ are never curated; merge them by hand: "
+            + ", ".join(conflicts) + ".",
+        ]
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"
+
+
+def _safe_paragraph(text: str) -> str:
+    flat = " ".join(text.split())
+    return WITHHELD if find_secret(flat) else flat
+
+
+def append_log(writer: VaultWriter, day: date, entry: str) -> str:
+    """Append an entry to the week's log through the writer (which indexes it); return its path."""
+    rel = log_rel(day)
+
+    def block(old: str) -> str:
+        head = "" if old.strip() else f"# Curation log {rel.rsplit('/', 1)[-1].removesuffix('.md')}\n"
+        if old and not old.endswith("\n"):
+            head = "\n"
+        return f"{head}\n{entry}"
+
+    writer.append(rel, block, cause=Cause.LOG)
+    return rel

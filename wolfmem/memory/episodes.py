@@ -1,0 +1,91 @@
+"""memory_log: append a `## HH:MM — headline` block of bullets to a day's episode log, through the writer."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from wolfmem.core import markdown
+from wolfmem.core.credentials import find_secret
+from wolfmem.core.facts import has_lone_surrogate, is_blank
+from wolfmem.errors import InvalidFact, UsageError
+from wolfmem.storage.writer import Cause, Edit, VaultWriter
+
+MAX_BULLET_CHARS = 500
+MAX_HEADLINE_CHARS = 100
+MAX_BULLETS = 50
+
+
+@dataclass(frozen=True)
+class Logged:
+    """Where an episode block landed: its file, the line of its first bullet, that bullet, and the day."""
+
+    path: str
+    line: int
+    first_bullet: str
+    day: str
+
+
+def log_episode(
+    writer: VaultWriter, clock: Callable[[], datetime], text: str | list[str], headline: str | None,
+    when: datetime | None,
+) -> Logged:
+    """Append one episode block to the day's log (creating it with its title), redone on top of any concurrent edit."""
+    bullets, title = episode_fields(text, headline)
+    moment = when or clock()
+    day = moment.strftime("%Y-%m-%d")
+    rel = f"episodes/{day}.md"
+
+    def append(old: str) -> Edit[int]:
+        newline = "\r\n" if "\r\n" in old else "\n"
+        head = old if old.strip() else markdown.episode_title(day).replace("\n", newline)
+        if not head.endswith(("\n", "\r")):
+            head += newline
+        block = markdown.episode_block(moment.strftime("%H:%M"), title, bullets, newline)
+        # The block is a blank line, the `##` heading, then the bullets.
+        return Edit(head + block, len(markdown.split_lines(head)) + 3)
+
+    written = writer.edit(rel, append, cause=Cause.EPISODE)
+    assert written.detail is not None
+    return Logged(rel, written.detail, bullets[0], day)
+
+
+def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[str], str]:
+    """An episode's bullets and headline, each one capped line; refuses empty text and secrets."""
+    if isinstance(text, str):
+        items = [text]
+    elif isinstance(text, list) and all(isinstance(item, str) for item in text):
+        items = text
+    else:
+        raise UsageError("an episode is text or a list of texts, one line each")
+    if len(items) > MAX_BULLETS:
+        raise UsageError(
+            f"the episode has {len(items)} lines; at most {MAX_BULLETS} — summarise, or log it in several entries"
+        )
+    if any(has_lone_surrogate(item) for item in (*items, headline if isinstance(headline, str) else "")):
+        raise UsageError("the episode is not valid Unicode (it holds a lone surrogate such as \\ud800)")
+    bullets = [one_line(re.sub(r"^\s*[-*+]\s+", "", item), MAX_BULLET_CHARS) for item in items]
+    bullets = [markdown.as_bullet_text(bullet) for bullet in bullets if not is_blank(bullet)]
+    if not bullets:
+        raise UsageError("the episode is empty — say what happened, e.g. 'Deployed v2 to staging'")
+    if headline is not None and not isinstance(headline, str):
+        raise UsageError("headline must be text")
+    title = one_line(headline or "", MAX_HEADLINE_CHARS)
+    if is_blank(title):
+        title = one_line(bullets[0], 60)
+    for piece in (title, *bullets):
+        kind = find_secret(piece)
+        if kind:
+            raise InvalidFact(f"refused: the episode looks like it holds a secret ({kind}); leave it out")
+    return bullets, title
+
+
+def one_line(text: str, cap: int) -> str:
+    """Collapse whitespace and control characters to single spaces and cap the length with an ellipsis."""
+    # A NUL would make the whole episode file read as binary, and so unsearchable.
+    visible = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
+    flat = re.sub(r"\s+", " ", unicodedata.normalize("NFC", visible)).strip()
+    return flat if len(flat) <= cap else flat[: cap - 1].rstrip() + "…"

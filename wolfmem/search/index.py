@@ -1,0 +1,413 @@
+"""The fact-level full-text index. The only module that imports whoosh (besides the shared stemmer)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import pickle
+import re
+import shutil
+import struct
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from whoosh import index as whoosh_index
+from whoosh import query as wq
+from whoosh import scoring
+from whoosh.analysis import Filter, StemmingAnalyzer
+from whoosh.fields import ID, NUMERIC, TEXT, Schema
+from whoosh.filedb.filestore import FileStorage
+
+from wolfmem.core.tokens import STOP_WORDS
+from wolfmem.errors import IndexUnavailable
+from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 7
+_VERSION_FILE = "wolfmem-schema.json"
+_CATALOG_FILE = "catalog.sqlite"
+# Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
+_ORPHAN_SLACK = 5
+_OPEN_ATTEMPTS = 25
+# What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
+_CORRUPT = (whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError)
+
+# Field weights for BM25F: a fact's section heading names its subject; an answer often sits in the
+# reply next to the line with the question's words, so neighbours count almost as much (BENCHMARKS.md).
+FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.85}
+
+
+@dataclass(frozen=True)
+class FactDoc:
+    """One fact as the index stores it."""
+
+    doc_id: str
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    context: str = ""
+    key: str = ""
+
+    @property
+    def digest(self) -> str:
+        """A digest of everything indexed about the fact except its line, which may shift freely."""
+        fields = (self.source, self.section, self.text, self.context, self.date, self.key)
+        return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    """A stored fact that matched a query, with its score."""
+
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on which facts a search may return."""
+
+    sources: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    after: str | None = None
+    before: str | None = None
+
+
+# Chinese and Japanese are written without spaces, so a run of them would be one huge "word".
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+class _CJKBigrams(Filter):
+    """Split runs of Chinese/Japanese characters into overlapping pairs, the usual CJK index unit."""
+
+    def __call__(self, tokens):
+        for token in tokens:
+            text = token.text
+            if len(text) < 3 or not _CJK.search(text):
+                yield token
+                continue
+            for start in range(len(text) - 1):
+                token.text = text[start:start + 2]
+                yield token
+
+
+def _analyzer():
+    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1) | _CJKBigrams()
+
+
+def _schema() -> Schema:
+    analyzer = _analyzer()
+    return Schema(
+        doc_id=ID(unique=True, stored=True),
+        path=ID(stored=True),
+        source=ID(stored=True),
+        # No phrase queries are ever run, so term positions are not stored: indexing is cheaper.
+        section=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        line=NUMERIC(stored=True),
+        text=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        context=TEXT(analyzer=analyzer, phrase=False),
+        date=ID(stored=True),
+        key=ID,
+    )
+
+
+class FactIndex:
+    """A Whoosh index of facts that rebuilds itself when missing, corrupt or of an old schema."""
+
+    def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
+        self.directory = directory
+        self._ix: whoosh_index.Index | None = None
+        self._identity: tuple[int, int] | None = None
+        self._searcher = None
+        self._analyzer = _analyzer()
+        # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
+        self._lock = lock or contextlib.nullcontext
+        self.catalog: Catalog | None = None
+        self._pinned = None
+
+    # -- lifecycle ------------------------------------------------------------
+    def open(self) -> None:
+        """Open the index, creating an empty one when it is missing or unusable."""
+        if self._ix is not None:
+            if self._marker_identity() == self._identity:
+                return
+            # Deleted or rebuilt underneath us (by the user or another process): let go of it.
+            log.warning("index at %s was deleted or rebuilt; reopening it", self.directory)
+            self.close()
+        if self._open_existing():
+            return
+        with self._lock():
+            if self._open_existing():  # another process rebuilt it while we waited
+                return
+            if self.directory.exists():
+                log.warning("index at %s is corrupt or of an old schema; rebuilding it", self.directory)
+            else:
+                log.info("creating the index at %s", self.directory)
+            self._create()
+
+    def _marker_identity(self) -> tuple[int, int] | None:
+        try:
+            stat = (self.directory / _VERSION_FILE).stat()
+        except OSError:
+            return None
+        return stat.st_ino, stat.st_mtime_ns
+
+    def _open_existing(self) -> bool:
+        """Open the index if its schema marker is current and Whoosh can read it."""
+        identity = self._marker_identity()
+        try:
+            version = json.loads((self.directory / _VERSION_FILE).read_text())["schema"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        if version != SCHEMA_VERSION:
+            return False
+        try:
+            ix = self._retry(lambda: whoosh_index.open_dir(str(self.directory)))
+            # Opening a searcher reads every segment, so damaged segment files show up here too.
+            searcher = self._retry(lambda: _open_searcher(ix))
+        except IndexUnavailable:
+            return False
+        except (OSError, *_CORRUPT) as exc:
+            log.warning("index at %s is corrupt (%s: %s)", self.directory, type(exc).__name__, exc)
+            return False
+        self._ix, self._searcher, self._identity = ix, searcher, identity
+        self.catalog = Catalog(self.directory / _CATALOG_FILE)
+        return True
+
+    def _create(self) -> None:
+        if self.directory.exists():
+            shutil.rmtree(self.directory, ignore_errors=True)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._ix = FileStorage(str(self.directory)).create_index(_schema())
+        self.catalog = Catalog(self.directory / _CATALOG_FILE)
+        # The marker comes last: an index without it is unfinished and gets rebuilt.
+        (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
+        self._identity = self._marker_identity()
+
+    def reset(self) -> None:
+        """Drop everything and start from an empty index (the caller re-indexes)."""
+        self.close()
+        self._create()
+
+    def release_readers(self) -> None:
+        """Close the cached searcher (its segment readers); the next read opens a fresh one."""
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
+    def close(self) -> None:
+        """Release the searcher and the index handle."""
+        self.release_readers()
+        if self.catalog is not None:
+            self.catalog.close()
+            self.catalog = None
+        self._ix = None
+
+    # -- writing --------------------------------------------------------------
+    def manifest(self) -> dict[str, ManifestEntry]:
+        """What the index last saw of each file (shared by every process)."""
+        self.open()
+        assert self.catalog is not None
+        return self.catalog.manifest()
+
+    def replace_files(
+        self,
+        docs_by_path: Mapping[str, Sequence[FactDoc]],
+        removed: Iterable[str],
+        entries: Mapping[str, ManifestEntry] | None = None,
+    ) -> None:
+        """Make the index hold exactly these facts for these paths and none for removed paths.
+
+        Only facts whose indexed fields changed are written to Whoosh; line shifts only touch the
+        catalog. The Whoosh commit comes first, so the catalog never claims facts the index lacks.
+        """
+        self.open()
+        assert self._ix is not None and self.catalog is not None
+        removed = set(removed)
+        stale: set[str] = set()
+        added: list[FactDoc] = []
+        rows: dict[str, list[DocRow]] = {}
+        for path, docs in docs_by_path.items():
+            old = self.catalog.doc_rows(path)
+            kept: dict[str, DocRow] = {}
+            for doc in docs:
+                if doc.doc_id in kept:
+                    continue  # Whoosh would keep both copies of a key added twice in one writer.
+                kept[doc.doc_id] = DocRow(doc.doc_id, doc.line, doc.digest)
+                before = old.pop(doc.doc_id, None)
+                if before is None or before.digest != kept[doc.doc_id].digest:
+                    added.append(doc)
+            stale.update(old)
+            rows[path] = list(kept.values())
+        if removed or stale or added:
+            self._write(removed, stale | {doc.doc_id for doc in added}, added)
+        changes: dict[str, ManifestEntry | None] = {path: None for path in removed}
+        changes.update(entries or {})
+        self.catalog.commit(changes, rows)
+
+    def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
+        assert self._ix is not None
+        writer = self._ix.writer(timeout=30.0)
+        try:
+            for path in paths:
+                writer.delete_by_term("path", path)
+            for doc_id in doc_ids:
+                writer.delete_by_term("doc_id", doc_id)
+            for doc in docs:
+                writer.add_document(**_fields(doc))
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit()
+
+    # -- reading --------------------------------------------------------------
+    def analyse(self, text: str) -> list[str]:
+        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
+        return [token.text for token in self._analyzer(text)]
+
+    def search(
+        self,
+        terms: Mapping[str, float],
+        filters: Filters = Filters(),
+        limit: int = 10,
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+    ) -> list[IndexHit]:
+        """Facts matching any of the weighted terms (OR), best first under BM25F."""
+        if not terms:
+            return []
+        clauses = [
+            wq.Term(field, term, boost=weight * boost)
+            for term, boost in terms.items()
+            for field, weight in weights.items()
+            if weight > 0
+        ]
+        searcher = self._current_searcher()
+        results = searcher.search(wq.Or(clauses), limit=limit + _ORPHAN_SLACK, filter=_filter_query(filters))
+        return self._placed([(result, result.score) for result in results])[:limit]
+
+    def _placed(self, results: list[tuple[object, float]]) -> list[IndexHit]:
+        """Hits at their current lines; facts the catalog does not know (a crashed writer's) are dropped."""
+        assert self.catalog is not None
+        lines = self.catalog.lines([result["doc_id"] for result, _ in results])
+        return [
+            _hit(result, score, lines[result["doc_id"]])
+            for result, score in results
+            if result["doc_id"] in lines
+        ]
+
+    def count(self) -> int:
+        """How many facts the index holds."""
+        return self._current_searcher().doc_count()
+
+    def doc_frequency(self, field: str, term: str) -> int:
+        """How many facts hold a term in a field."""
+        return self._current_searcher().doc_frequency(field, term)
+
+    def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
+        """Every stored fact passing the filters, in no particular order."""
+        hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
+        yield from self._placed([(result, 0.0) for result in hits])
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Within this block every read uses one searcher, checked for freshness once on entry.
+
+        A search asks the index many small questions (counts, term frequencies, hits); checking
+        the disk for another process's commit before each of them would cost more than the search.
+        """
+        if self._pinned is not None:
+            yield
+            return
+        self._pinned = self._current_searcher()
+        try:
+            yield
+        finally:
+            self._pinned = None
+
+    def _current_searcher(self):
+        """A searcher that sees the latest commit, from any process."""
+        if self._pinned is not None:
+            return self._pinned
+        self.open()
+        assert self._ix is not None
+        if self._searcher is not None and not self._retry(self._searcher.up_to_date):
+            # Whoosh's refresh(reuse=...) trips over empty readers, so open anew instead.
+            self._searcher.close()
+            self._searcher = None
+        if self._searcher is None:
+            self._searcher = self._retry(lambda: _open_searcher(self._ix))
+        return self._searcher
+
+    @staticmethod
+    def _retry(opener):
+        """Run an open that may race another process's commit (Whoosh's _MAIN_N.toc vanishes briefly)."""
+        delay = 0.002
+        last: Exception | None = None
+        for _ in range(_OPEN_ATTEMPTS):
+            try:
+                return opener()
+            except (FileNotFoundError, whoosh_index.EmptyIndexError) as exc:
+                last = exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
+
+
+def _open_searcher(ix: whoosh_index.Index):
+    return ix.searcher(weighting=scoring.BM25F(B=0.75, K1=1.2))
+
+
+def _fields(doc: FactDoc) -> dict[str, object]:
+    return {
+        "doc_id": doc.doc_id,
+        "path": doc.path,
+        "source": doc.source,
+        "section": doc.section,
+        "line": doc.line,
+        "text": doc.text,
+        "context": doc.context,
+        "date": doc.date,
+        "key": doc.key,
+    }
+
+
+def _hit(result, score: float, line: int) -> IndexHit:
+    return IndexHit(
+        path=result["path"],
+        source=result["source"],
+        section=result.get("section", ""),
+        line=line,
+        text=result["text"],
+        date=result.get("date", ""),
+        score=float(score),
+    )
+
+
+def _filter_query(filters: Filters) -> wq.Query | None:
+    parts: list[wq.Query] = []
+    if filters.sources:
+        parts.append(wq.Or([wq.Term("source", source) for source in filters.sources]))
+    if filters.paths:
+        parts.append(wq.Or([wq.Term("path", path) for path in filters.paths]))
+    if filters.keys:
+        parts.append(wq.Or([wq.Term("key", key) for key in filters.keys]))
+    if filters.after or filters.before:
+        parts.append(wq.TermRange("date", filters.after or "0000-00-00", filters.before or "9999-99-99"))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -1,0 +1,218 @@
+"""The one way a vault file is written: read, work out the edit, then compare-and-exchange under the lock.
+
+Every write to a vault file — a save, an episode append, a curated or audited rewrite, the curation
+log, the digest, an audit report, a restore, the lease — is `VaultWriter.edit(rel, transform)`:
+
+1. read the file's bytes (no lock);
+2. work out the new text with `transform(current_text)` (no lock: a busy file slows only its own writers);
+3. take the vault lock; keep `<file>.bak` when asked; swap the new bytes in only if the file still holds
+   the bytes read (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
+4. if an editor wrote in between, let go of the lock, back off, and redo the edit on top of theirs.
+
+A person's editor does not take wolfmem's lock, so step 3 is what keeps their write: it is never
+overwritten with a version computed from older bytes. One error policy: an OS fault is a
+`StorageError` naming the file and the fix, and nothing is half-written; a failed reindex after a
+landed write is logged and remembered (`last_index_error`), and the next sync catches up.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from wolfmem.core.markdown import content_lines
+from wolfmem.errors import UsageError, VaultBusy, WolfmemError, storage_error
+from wolfmem.storage.exchange import atomic_write, read_or_empty, replace_if_unchanged
+from wolfmem.storage.history import History
+from wolfmem.storage.state import StateStore
+from wolfmem.storage.vault import Vault, content_hash, is_indexable
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+CAS_SECONDS = 10.0
+
+
+class Cause(enum.StrEnum):
+    """Why wolfmem wrote a file; recorded in history."""
+
+    SAVE = "save"
+    EPISODE = "episode"
+    CURATION = "curation"
+    AUDIT = "audit"
+    RESTORE = "restore"
+    LOG = "log"
+    DIGEST = "digest"
+    REPORT = "report"
+    LEASE = "lease"
+    UPDATE = "update"
+    FORGET = "forget"
+    ARCHIVE = "archive"
+
+
+class Stage(enum.StrEnum):
+    """Instants inside a write that `on_stage` observers hear about (diagnostics and the race tests)."""
+
+    READ = "read"  # the file was read; the edit is being worked out from those bytes
+    BACKED_UP = "backed-up"  # `<file>.bak` holds the version about to be replaced; the exchange is next
+
+
+@dataclass(frozen=True)
+class Edit(Generic[T]):
+    """What a transform wants the file to become, plus anything the caller wants back (a line number)."""
+
+    text: str
+    detail: T | None = None
+
+
+@dataclass(frozen=True)
+class Written(Generic[T]):
+    """The outcome of one write: the bytes now on disk, the bytes they replaced, and the transform's detail."""
+
+    rel: str
+    data: bytes
+    previous: bytes
+    detail: T | None
+    changed: bool
+
+    @property
+    def revision(self) -> str:
+        """The content hash of what is on disk now."""
+        return content_hash(self.data)
+
+
+Transform = Callable[[str], "Edit[T] | None"]
+
+
+class VaultWriter:
+    """Writes the files of one vault, for every caller in this process."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        state: StateStore,
+        history: History,
+        clock: Callable[[], datetime],
+        reindex: Callable[[str, bytes], None] | None = None,
+    ) -> None:
+        self.vault = vault
+        self.state = state
+        self.history = history
+        self.clock = clock
+        self.reindex = reindex
+        self.on_stage: Callable[[Stage, str], None] | None = None
+        self.last_index_error: str | None = None
+
+    def edit(
+        self,
+        rel: str,
+        transform: Transform[T],
+        *,
+        cause: Cause,
+        backup: bool = False,
+        composed: bool = True,
+        on_commit: Callable[[Written[T]], None] | None = None,
+    ) -> Written[T]:
+        """Apply `transform` to the file's current text and land the result atomically, never over an editor.
+
+        `transform` gets the current text ("" when the file is missing) and returns an Edit, or None to
+        write nothing; it may run several times, once per retry, and may raise to abort. `composed`
+        says the lines it adds are wolfmem's own (not a restore of old text). `on_commit` runs under
+        the lock right after the write lands.
+        """
+        path = self.vault.resolve(rel)
+        deadline = time.monotonic() + CAS_SECONDS
+        expected = base = self._read(path, rel)
+        for attempt in _attempts(deadline):
+            if attempt:
+                expected = base = self._read(path, rel)
+            self._stage(Stage.READ, rel)
+            wanted = transform(_decode(base, rel))
+            if wanted is None:
+                return Written(rel, expected, expected, None, False)
+            data = wanted.text.encode("utf-8")
+            if data == expected:
+                return Written(rel, expected, expected, wanted.detail, False)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with self.vault.lock():
+                    if backup and expected:
+                        atomic_write(path.with_name(path.name + ".bak"), expected)
+                        self._stage(Stage.BACKED_UP, rel)
+                    found = replace_if_unchanged(path, expected, data)
+                    if found is None:
+                        written = Written(rel, data, expected, wanted.detail, True)
+                        self._landed(written, cause, composed)
+                        if on_commit is not None:
+                            on_commit(written)
+                        return written
+            except OSError as exc:
+                raise storage_error(exc, "write", rel) from None
+            expected, base = found
+            if expected != base:
+                # No atomic exchange here, and an editor wrote in place in the last instant: the file
+                # holds ours, theirs is `base`; the retry redoes the edit on theirs against ours.
+                continue
+        raise VaultBusy(f"{rel} kept changing while wolfmem tried to write it (for {CAS_SECONDS:.0f} s); try again")
+
+    def append(self, rel: str, block: Callable[[str], str], *, cause: Cause) -> Written[None]:
+        """Append what `block(current_text)` returns to the end of a file."""
+        return self.edit(rel, lambda text: Edit(text + block(text)), cause=cause)
+
+    def put(self, rel: str, text: str, *, cause: Cause, backup: bool = True) -> Written[None]:
+        """Make a generated file (a digest, a report, the lease) hold `text`; what it replaces goes to `.bak`."""
+        return self.edit(rel, lambda _current: Edit(text), cause=cause, backup=backup)
+
+    # -- inside the lock, after the exchange ----------------------------------------------------
+    def _landed(self, written: Written[T], cause: Cause, composed: bool) -> None:
+        rel = written.rel
+        if rel.startswith("knowledge/"):
+            self.history.record(rel, written.previous, written.data, cause.value, self.clock())
+            old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
+            new = set(content_lines(written.data.decode("utf-8")))
+            # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
+            self.state.update_snapshot(rel, new - old if composed else (), old - new)
+        if self.reindex is not None and is_indexable(rel):
+            try:
+                self.reindex(rel, written.data)
+                self.last_index_error = None
+            except (OSError, WolfmemError) as exc:
+                self.last_index_error = f"{rel}: {exc}"
+                log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
+
+    def _read(self, path: Path, rel: str) -> bytes:
+        try:
+            return read_or_empty(path)
+        except OSError as exc:
+            raise storage_error(exc, "read", rel) from None
+
+    def _stage(self, stage: Stage, rel: str) -> None:
+        if self.on_stage is not None:
+            self.on_stage(stage, rel)
+
+
+def _decode(data: bytes, rel: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{rel} is not UTF-8 text; fix or move it, then try again") from None
+
+
+def _attempts(deadline: float) -> Iterator[int]:
+    """Attempt numbers for a compare-and-exchange write, backing off (outside the lock) while an editor is busy."""
+    attempt = 0
+    while True:
+        yield attempt
+        attempt += 1
+        if time.monotonic() > deadline:
+            return
+        # An editor or sync tool writing in bursts settles faster if we stop racing it.
+        time.sleep(min(0.001 * 2**attempt, 0.05) * random.uniform(0.5, 1.0))
+

@@ -11,9 +11,9 @@ from conftest import UNCHANGED
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
+from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.offline import OfflineCurator
-from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.run import make_curator, run
 from wolfmem.storage.vault import content_hash
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import wait_until
 
 from wolfmem import Config, Memory
-from wolfmem.core.markdown import WITHHELD
+from wolfmem.core.untrusted import WITHHELD
 from wolfmem.errors import NotFound, OutsideVault, UsageError, WolfmemError
 from wolfmem.memory.facade import MAX_LIMIT
 from wolfmem.memory.refs import MAX_LINES

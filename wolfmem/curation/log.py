@@ -7,13 +7,11 @@ from datetime import date
 from typing import Any
 
 from wolfmem.core.credentials import find_secret
+from wolfmem.core.untrusted import WITHHELD_SECRET, quote_untrusted
 from wolfmem.curation.contract import FileOutcome
-from wolfmem.curation.validate import looks_like_instruction
 from wolfmem.storage.writer import Cause, VaultWriter
 
 MAX_ITEM_CHARS = 200
-WITHHELD = "[withheld: looks like a secret]"
-WITHHELD_INSTRUCTION = "[withheld: reads like an instruction to the agent]"
 
 
 def log_rel(day: date) -> str:
@@ -22,22 +20,22 @@ def log_rel(day: date) -> str:
     return f"consolidated/{year}-W{week:02d}.md"
 
 
-def _safe(text: str) -> str:
-    """One line, capped, with anything that looks like a secret withheld (model output is untrusted)."""
-    flat = " ".join(str(text).split())
-    if find_secret(flat):
-        return WITHHELD
-    if looks_like_instruction(flat):
-        return WITHHELD_INSTRUCTION  # the log is indexed and searched by agents: quote no injection
-    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
+def _item(text: str) -> str:
+    """A change-list item, quoted as untrusted model output (the log is indexed and searched by agents)."""
+    return quote_untrusted(text, MAX_ITEM_CHARS)
+
+
+def _paragraph(text: str) -> str:
+    flat = " ".join(text.split())
+    return WITHHELD_SECRET if find_secret(flat) else flat
 
 
 def _change_line(change: Mapping[str, Any]) -> str:
     kind = change.get("kind", "")
-    old = ", ".join(f"“{_safe(line)}”" for line in change.get("old", []))
-    new = f"“{_safe(change.get('new', ''))}”" if change.get("new") else ""
-    reason = f" ({_safe(change['reason'])})" if change.get("reason") else ""
-    source = f" [from {_safe(change['source'])}]" if change.get("source") else ""
+    old = ", ".join(f"“{_item(line)}”" for line in change.get("old", []))
+    new = f"“{_item(change.get('new', ''))}”" if change.get("new") else ""
+    reason = f" ({_item(change['reason'])})" if change.get("reason") else ""
+    source = f" [from {_item(change['source'])}]" if change.get("source") else ""
     if kind == "added":
         return f"- added {new}{source}{reason}"
     if kind == "removed":
@@ -58,14 +56,14 @@ def render_entry(
     """The markdown section for one run; a no-op run is the heading and one line."""
     lines = [f"## Curation {day}", ""]
     if status == "noop" and not any(o.status != "unchanged" for o in files.values()):
-        lines.append(_safe_paragraph(summary))
+        lines.append(_paragraph(summary))
     else:
-        lines += [_safe_paragraph(f"{summary} Curator: {curator_label}."), ""]
+        lines += [_paragraph(f"{summary} Curator: {curator_label}."), ""]
         for rel, outcome in files.items():
             lines.append(f"### {rel}: {outcome.status}")
             if outcome.status in ("written", "proposed"):
                 lines += [_change_line(change) for change in outcome.changes] or ["- (no change list)"]
-            lines += [f"- {_safe(reason)}" for reason in outcome.reasons]
+            lines += [f"- {_item(reason)}" for reason in outcome.reasons]
             lines.append("")
     if conflicts:
         lines += [
@@ -76,11 +74,6 @@ def render_entry(
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"
-
-
-def _safe_paragraph(text: str) -> str:
-    flat = " ".join(text.split())
-    return WITHHELD if find_secret(flat) else flat
 
 
 def append_log(writer: VaultWriter, day: date, entry: str) -> str:

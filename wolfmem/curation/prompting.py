@@ -7,6 +7,7 @@ from typing import Any
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.core.untrusted import neutralise_heading
 from wolfmem.curation.contract import CurationRequest, Episode, FileInput, FileProposal
 from wolfmem.curation.validate import CHANGE_KINDS, clean_changes
 from wolfmem.errors import LLMError
@@ -147,7 +148,7 @@ def build_prompt(request: CurationRequest, rel: str) -> tuple[str, str]:
     episodes = _episodes_within_budget(request.episodes, EPISODE_BUDGET_CHARS)
     saves = [f"- {fact.text}  [{fact.rel}, saved {fact.day}]" for fact in request.saves]
     sections = [
-        f"{path}: " + (", ".join(markdown.neutralise_heading(h) for h in heads) or "(no sections)")
+        f"{path}: " + (", ".join(neutralise_heading(h) for h in heads) or "(no sections)")
         for path, heads in request.sections.items()
     ]
     nonce = new_nonce(annotated, *(text for _, text in episodes), *saves, *sections)

@@ -40,6 +40,7 @@ from wolfmem.core import tokens as words
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import content_lines
+from wolfmem.core.untrusted import looks_like_instruction, unsafe_characters
 
 # "filed" (moved to the section it names) is the offline curator's; the LLM uses the first four.
 CHANGE_KINDS = ("merged", "removed", "superseded", "added", "filed")
@@ -56,31 +57,6 @@ _BULLET = re.compile(r"^\s*- \S")
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 # A last line ending like this was most likely cut off by a token limit.
 _DANGLING_END = re.compile(r"(?:[,(\[{:;]|\s[-–—&]|\b(?:and|or|the|a|an|to|of|with))$", re.IGNORECASE)
-# Bidi embeddings/overrides/isolates reorder what a person sees ("Trojan source"); line and
-# paragraph separators split a line for some readers and not for the markdown parser.
-_UNSAFE_CHARS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u2028\u2029")
-# Behavioural rules addressed to the agent, as opposed to facts about people and preferences
-# ("Prefers answers in French" is a fact; "Always answer in French" is a rule).
-# Verbs that address the reading model. Workflow verbs (run, use, deploy…) are left out on purpose:
-# "Always run tests before pushing" is a preference worth keeping, not an injection.
-_AGENT_VERBS = r"obey|answer|respond|reply|comply|pretend|disregard|reveal|ignore|forget"
-_RULES = tuple(
-    re.compile(p)
-    for p in (
-        rf"^(always|never|do not|don't|must|you must|you should|make sure to|be sure to)\s+({_AGENT_VERBS})\b",
-        rf"^({_AGENT_VERBS})\s+(only\s+)?(in|with|to|as|all|every|any|whatever|the user)\b",
-        r"\byou\s+(must|shall|are to|will always|will never|may not|must not)\b",
-        (
-            r"\b(the\s+)?(assistant|agent|ai|model|llm|chatbot|bot)\s+"
-            r"(must|should|shall|has to|needs to|is to|may not|must not|will always|will never)\b"
-        ),
-        r"^obey\b|\b(always|unconditionally)\s+obey\b",
-        r"\bobey\s+(the user|any|all|every|whatever|his|her|their)\b",
-        r"\b(previous|prior|earlier|above)\s+(instructions|rules|prompts?)\b",
-    )
-)
-
-
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of validating one proposed file: the repaired text, or why it was refused."""
@@ -297,29 +273,12 @@ def _secrets_and_rules(old_text: str, text: str) -> list[str]:
         kind = find_secret(line) or find_secret(visible)
         if kind:
             reasons.append(f"line {number} looks like a secret ({kind}); secrets are never written")
-        elif _unsafe(line):
-            reasons.append(f"line {number} holds control or bidi characters ({_unsafe(line)}): {quote(visible)}")
+        elif unsafe_characters(line):
+            reasons.append(f"line {number} holds control or bidi characters ({unsafe_characters(line)}): {quote(visible)}")
         elif looks_like_instruction(visible):
             # Not quoted: the reasons go into the curation log, which agents search.
             reasons.append(f"line {number} reads like an instruction to the agent, not a fact; never written")
     return reasons
-
-
-def looks_like_instruction(text: str) -> bool:
-    """Whether text addresses the agent (prompt injection, a behavioural rule) rather than stating a fact."""
-    return markdown.neutralise_heading(text) == markdown.WITHHELD or _is_rule(text)
-
-
-def _unsafe(line: str) -> str:
-    """The code points of control, bidi and separator characters in a line ('' when none)."""
-    bad = [c for c in line if c in _UNSAFE_CHARS or (unicodedata.category(c) == "Cc" and c != "\t")]
-    return ", ".join(sorted({f"U+{ord(c):04X}" for c in bad}))
-
-
-def _is_rule(line: str) -> bool:
-    """Whether a line reads as a behavioural rule for the agent rather than a fact."""
-    plain = re.sub(r"^\s*(?:#+|[-*+]|\d+[.)])\s+", "", line).strip().casefold().replace("’", "'")
-    return any(rule.search(plain) for rule in _RULES)
 
 
 def _losses(old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[dict[str, Any]]) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from wolfmem.core.markdown import neutralise_heading
+from wolfmem.core.untrusted import neutralise_heading
 
 MAX_HEADINGS = 8
 

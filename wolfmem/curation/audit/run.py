@@ -28,11 +28,11 @@ from wolfmem.config import Config
 from wolfmem.core import markdown, tokens
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import Relation, fact_key, normalise, relate
+from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
 from wolfmem.curation.contract import FileInput
 from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
 from wolfmem.curation.prompting import annotate
-from wolfmem.curation.validate import looks_like_instruction
 from wolfmem.errors import LLMError, UsageError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
@@ -534,13 +534,7 @@ def _summary(auditor: str, findings: list[Finding], counts: dict[str, int], erro
 
 
 def _safe(value: str) -> str:
-    """One line, capped, with anything that looks like a secret withheld (model output is untrusted)."""
-    flat = " ".join(str(value).split())
-    if find_secret(flat):
-        return "[withheld: looks like a secret]"
-    if looks_like_instruction(flat):
-        return "[withheld: reads like an instruction to the agent]"  # the report is indexed and searched
-    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1] + "…"
+    return quote_untrusted(value, MAX_ITEM_CHARS)
 
 
 def _quote(line: str) -> str:

@@ -18,7 +18,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from wolfmem import Config, Memory
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOL_NAMES = {"memory_search", "memory_get", "memory_save", "memory_map", "memory_log"}
+TOOL_NAMES = {
+    "memory_search", "memory_get", "memory_save", "memory_map", "memory_log", "memory_update", "memory_forget",
+    "memory_restore",
+}
 
 
 class McpClient:
@@ -86,7 +89,7 @@ def second(home: Path, client: McpClient) -> Iterator[McpClient]:
         yield mcp_client
 
 
-def test_lists_the_five_tools_with_manuals(client: McpClient) -> None:
+def test_lists_the_tools_with_manuals(client: McpClient) -> None:
     listed = client.list_tools().tools
     assert {tool.name for tool in listed} == TOOL_NAMES
     for tool in listed:

@@ -107,7 +107,7 @@ def init(vault: VaultOption = None) -> None:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="A natural-language question or keywords.")],
-    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes or consolidated; repeatable.")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes, consolidated or archive; repeatable.")] = None,
     after: Annotated[str | None, typer.Option(help="Only facts dated on or after YYYY-MM-DD.")] = None,
     before: Annotated[str | None, typer.Option(help="Only facts dated on or before YYYY-MM-DD.")] = None,
     limit: Annotated[int, typer.Option(help="How many hits, 1-50.")] = 10,
@@ -337,14 +337,72 @@ def diff(
 
 @app.command()
 def restore(
-    file: Annotated[str, typer.Argument(help="A knowledge file, e.g. knowledge/people.md.")],
+    file: Annotated[str | None, typer.Argument(help="A knowledge file, e.g. people or knowledge/people.md.")] = None,
+    to: Annotated[str | None, typer.Option("--to", help="A version id from `wolfmem history FILE`, or a date.")] = None,
+    fact: Annotated[str | None, typer.Option("--fact", help="An archived fact's ref (search --source archive).")] = None,
     vault: VaultOption = None,
+    as_json: JsonOption = False,
 ) -> None:
-    """Swap the .bak back in, keeping a .bak of what it replaced."""
-    from wolfmem.curation.backups import restore_backup
+    """Swap FILE's .bak back in, restore a kept version (--to), or put an archived fact back (--fact)."""
+    from wolfmem.curation.backups import restore_backup, restore_version
+
+    if (fact is None) == (file is None):
+        _fail("name a FILE (with or without --to), or pass --fact REF alone", 2)
+    with _memory(vault) as memory, _errors():
+        if fact is not None:
+            correction = memory.restore_fact(fact)
+            _print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
+            return
+        assert file is not None
+        typer.echo(restore_version(memory, file, to) if to else restore_backup(memory, file))
+
+
+@app.command()
+def history(
+    file: Annotated[str, typer.Argument(help="A knowledge file, e.g. people or knowledge/people.md.")],
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List the kept versions of a knowledge file, newest first (restore one with `restore FILE --to ID`)."""
+    from wolfmem.curation.backups import versions
 
     with _memory(vault) as memory, _errors():
-        typer.echo(restore_backup(memory, file))
+        kept = versions(memory, file)
+    if as_json:
+        _print_json([vars(version) for version in kept])
+        return
+    if not kept:
+        typer.echo("No versions kept yet; one is recorded each time wolfmem writes the file.")
+    for version in kept:
+        typer.echo(f"{version.id:>5}  {version.at}  {version.cause:<10} {version.size:>8} bytes")
+
+
+@app.command()
+def update(
+    ref: Annotated[str, typer.Argument(help="The fact's ref from search, e.g. file:knowledge/people.md#L12.")],
+    fact: Annotated[str, typer.Argument(help="The corrected fact: one self-contained sentence.")],
+    expected: Annotated[str | None, typer.Option(help="The fact's current text, if the ref did not come from search.")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Replace one fact with a corrected one; the old line is archived."""
+    with _memory(vault) as memory, _errors():
+        correction = memory.update(ref, fact, expected)
+    _print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
+
+
+@app.command()
+def forget(
+    ref: Annotated[str, typer.Argument(help="The fact's ref from search, e.g. file:knowledge/people.md#L12.")],
+    reason: Annotated[str, typer.Option("--reason", help="Why it should be forgotten, e.g. 'it was wrong'.")],
+    expected: Annotated[str | None, typer.Option(help="The fact's current text, if the ref did not come from search.")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove one fact from its knowledge file; it is archived and can be restored."""
+    with _memory(vault) as memory, _errors():
+        correction = memory.forget(ref, reason, expected)
+    _print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
 
 
 @app.command()

@@ -332,6 +332,43 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
     )
 
 
+_MARKER_RE = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?)")
+
+
+def replace_fact(text: str, line: int, sentence: str) -> str:
+    """The text with the fact on ``line`` replaced by ``sentence`` (its list marker kept); ValueError if not a fact line."""
+    sentence = _one_line(sentence, "fact")
+    before = parse(text)
+    if not any(fact.line == line for fact in before.facts):
+        raise ValueError(f"line {line} holds no fact")
+    lines = _lines(text)
+    raw = lines[line - 1]
+    ending = raw[len(raw.rstrip("\r\n")):]
+    marker = _MARKER_RE.match(raw)
+    lines[line - 1] = (marker.group(1) if marker else "") + sentence + ending
+    new_text = "".join(lines)
+    after = parse(new_text)
+    mine = [fact for fact in after.facts if fact.line == line]
+    others = [(f.text, f.line) for f in after.facts if f.line != line]
+    if len(mine) != 1 or mine[0].text != sentence or others != [(f.text, f.line) for f in before.facts if f.line != line]:
+        raise ValueError(f"line {line} cannot be replaced without changing how the file reads")
+    return new_text
+
+
+def remove_fact(text: str, line: int) -> str:
+    """The text without the fact line ``line``; ValueError if it is not a one-line fact or others would change."""
+    before = parse(text)
+    if not any(fact.line == line for fact in before.facts):
+        raise ValueError(f"line {line} holds no fact")
+    lines = _lines(text)
+    del lines[line - 1]
+    new_text = "".join(lines)
+    expected = [f.text for f in before.facts if f.line != line]
+    if [f.text for f in parse(new_text).facts] != expected:
+        raise ValueError(f"line {line} cannot be removed without changing how the rest of the file reads")
+    return new_text
+
+
 def _landed(before: ParsedFile, after: ParsedFile, bullet: str, heading: str, line: int) -> bool:
     """True if the bullet reads back at ``line`` in the right section and nothing else changed."""
     mine = [f for f in after.facts if f.line == line]

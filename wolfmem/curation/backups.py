@@ -1,4 +1,4 @@
-"""`wolfmem diff FILE` and `wolfmem restore FILE`: the `.bak` that every curated write keeps."""
+"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept versions."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from wolfmem.errors import NotFound, UsageError
 from wolfmem.memory.facade import Memory
+from wolfmem.storage.history import Version
 from wolfmem.storage.vault import CURATED
 from wolfmem.storage.writer import Cause, Edit
 
@@ -57,3 +58,29 @@ def restore_backup(memory: Memory, name: str) -> str:
     if not written.changed:
         return f"{rel} already matches {rel}.bak; nothing to restore"
     return f"restored {rel} from {rel}.bak; the version it replaced is now {rel}.bak (restore again to undo)"
+
+
+def versions(memory: Memory, name: str) -> list[Version]:
+    """The kept versions of a knowledge file, newest first (`wolfmem history FILE`)."""
+    rel = curated_rel(name)
+    memory.vault.resolve(rel)
+    return memory.history.versions(rel)
+
+
+def restore_version(memory: Memory, name: str, wanted: str) -> str:
+    """Put a kept version back (by id, or the last one on or before a date), through the writer."""
+    rel = curated_rel(name)
+    memory.vault.resolve(rel)
+    try:
+        version = memory.history.find(rel, wanted)
+    except ValueError:
+        raise UsageError(f"--to takes a version id from `wolfmem history {name}` or a date like 2026-11-20") from None
+    data = memory.history.data(version.id) if version is not None else None
+    if version is None or data is None:
+        raise NotFound(f"no kept version of {rel} matches {wanted!r}; `wolfmem history {name}` lists them")
+    text = _text(data, f"version {version.id} of {rel}")
+    written = memory.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
+    if not written.changed:
+        return f"{rel} already matches version {version.id}; nothing to restore"
+    return (f"restored {rel} to version {version.id} ({version.at}, {version.cause}); "
+            f"the version it replaced is in `wolfmem history {name}` and {rel}.bak")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -14,8 +15,10 @@ from typing import Any
 
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
+from wolfmem.core.facts import fact_key
 from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
 from wolfmem.memory import memory_map
+from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
@@ -23,6 +26,7 @@ from wolfmem.search import query
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
+from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault
@@ -30,7 +34,9 @@ from wolfmem.storage.writer import VaultWriter
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("knowledge", "episodes", "consolidated")
+SOURCES = ("knowledge", "episodes", "consolidated", "archive")
+# The archive holds facts that left the knowledge files: found only when asked for by name.
+DEFAULT_SOURCES = ("knowledge", "episodes", "consolidated")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
 # With a change feed, searches skip the stat scan while no file event arrived, but never for longer
@@ -89,6 +95,8 @@ class Memory:
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
         self._saver = Saver(self.writer, self.syncer, self.state, clock)
+        self.archive = Archive(self.writer, clock)
+        self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._feed: ChangeFeed | None = None
         self._feed_seen = -1
@@ -174,11 +182,26 @@ class Memory:
             self.sync()
             with self.index.snapshot():
                 results = query.run(self.index, query_text, filters, limit)
-        return [_to_hit(result) for result in results]
+        hits = [_to_hit(result) for result in results]
+        self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
+        return hits
 
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
-        return read_ref(self.vault, ref)
+        excerpt = read_ref(self.vault, ref)
+        if excerpt.path.startswith("knowledge/"):
+            facts = markdown.parse(excerpt.text).facts
+            self._issue([(excerpt.path, excerpt.start_line + f.line - 1, fact_key(f.text)) for f in facts])
+        return excerpt
+
+    def _issue(self, refs: list[tuple[str, int, str]]) -> None:
+        """Remember what each handed-out line ref named (best effort: a read never fails over it)."""
+        if not refs:
+            return
+        try:
+            self.state.note_issued(refs)
+        except (OSError, sqlite3.Error) as exc:
+            log.debug("could not record handed-out refs: %s", exc)
 
     def memory_map(self) -> str:
         """The `<memory_map>` block: the `##` headers of the five curated files and coarse counts."""
@@ -208,6 +231,21 @@ class Memory:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
             return self._saver.save(fact, type, topic, request_id)
+
+    def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
+        """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
+        with self._lock:
+            return self._corrections.update(ref, fact, expected)
+
+    def forget(self, ref: str, reason: str, expected: str | None = None) -> Correction:
+        """Remove the fact at a line ref from its knowledge file, archiving it with the reason."""
+        with self._lock:
+            return self._corrections.forget(ref, reason, expected)
+
+    def restore_fact(self, ref: str) -> Correction:
+        """Put an archived fact (a ref from search with sources=['archive']) back where it lived."""
+        with self._lock:
+            return self._corrections.restore(ref)
 
     def log_episode(self, text: str | list[str], headline: str | None = None, when: datetime | None = None) -> Hit:
         """Append a `## HH:MM — headline` block to today's episode log and index it at once."""
@@ -240,7 +278,7 @@ class Memory:
 
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
     if sources is None:
-        return ()
+        return DEFAULT_SOURCES
     if isinstance(sources, str):
         chosen = [sources]
     elif isinstance(sources, (list, tuple, set, frozenset)):

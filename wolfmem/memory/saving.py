@@ -151,6 +151,7 @@ class Saver:
         same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),))) if hit.path in CURATED_PATHS]
         if same:
             first = min(same, key=lambda hit: (hit.path, hit.line))
+            self.state.note_issued([(first.path, first.line, fact_key(first.text))])
             return self._duplicate(first.path, first.line, first.section), []
         contradicted: list[str] = []
         # A paraphrase shares the fact's rarer words; searching those in fact text alone is enough.
@@ -160,8 +161,11 @@ class Saver:
         for hit in [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]:
             relation = relate(sentence, hit.text)
             if relation is Relation.DUPLICATE:
+                self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])
                 return self._duplicate(hit.path, hit.line, hit.section), []
             if relation is Relation.CONTRADICTS and len(contradicted) < MAX_CONTRADICTED:
+                # Handed out so the agent can memory_update it, if the user's correction says so.
+                self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])
                 contradicted.append(make_ref(hit.path, hit.line))
         return None, contradicted
 
@@ -202,6 +206,8 @@ class Saver:
             return Edit(new_text, self._saved(rel, line, heading, contradicted))
 
         def remember(written: Written[Receipt]) -> None:
+            if written.detail is not None:
+                self.state.note_issued([(rel, written.detail.line, key)])
             if request_id is not None and written.detail is not None:
                 self.state.put_receipt(request_id, asdict(written.detail), self.clock().date().isoformat())
 

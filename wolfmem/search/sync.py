@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.search.index import FactDoc, FactIndex
+from wolfmem.storage import archive
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import DiskFile, Vault, content_hash, episode_date, source_of
@@ -73,6 +75,9 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     day = episode_date(rel) or ""
     first_seen = first_seen or {}
     facts = parsed.facts
+    archived: dict[int, str] = {}
+    if source == "archive":
+        facts, archived = _archived_facts(facts)
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
     for position, fact in enumerate(facts):
@@ -92,12 +97,26 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
                 section=fact.section,
                 line=fact.line,
                 text=fact.text,
-                date=day or first_seen.get(key, ""),
-                context=" ".join(neighbours),
+                date=day or archived.get(fact.line) or first_seen.get(key, ""),
+                context="" if archived else " ".join(neighbours),
                 key=key,
             )
         )
     return docs
+
+
+def _archived_facts(facts: list[markdown.Fact]) -> tuple[list[markdown.Fact], dict[int, str]]:
+    """Archive lines as the facts they hold (without their data comment), labelled with where they lived."""
+    shown, days = [], {}
+    for fact in facts:
+        record = archive.parse(f"- {fact.text}")
+        if record is None:
+            shown.append(fact)
+            continue
+        where = f"{record.file} § {record.section}" if record.section else record.file
+        shown.append(dataclasses.replace(fact, text=record.fact, section=f"{where} ({record.reason})"))
+        days[fact.line] = record.day
+    return shown, days
 
 
 def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:

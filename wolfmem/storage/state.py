@@ -3,7 +3,9 @@
 - receipts: the answer given to each memory_save request_id, so a retry writes nothing;
 - first_seen: the day each knowledge line first appeared, the evidence for "newest wins";
 - snapshot: the lines wolfmem itself wrote or accepted in each curated file, to tell hand edits apart;
-- runs: the last outcome of each scheduled job.
+- runs: the last outcome of each scheduled job;
+- issued: the fact each line ref last handed to a caller named, so an update or forget by ref acts
+  only on the line the caller actually read.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ CREATE TABLE IF NOT EXISTS first_seen (path TEXT NOT NULL, key TEXT NOT NULL, da
 CREATE TABLE IF NOT EXISTS snapshot (path TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (path, line));
 CREATE TABLE IF NOT EXISTS snapshot_files (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS issued (path TEXT NOT NULL, line INTEGER NOT NULL, key TEXT NOT NULL,
+                                   PRIMARY KEY (path, line));
 """
 
 
@@ -108,3 +112,15 @@ class StateStore:
         """Store a job's latest outcome."""
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?)", (job, json.dumps(record)))
+
+    # -- issued refs ----------------------------------------------------------
+    def note_issued(self, refs: Iterable[tuple[str, int, str]]) -> None:
+        """Remember which fact (by key) each handed-out line ref (path, line) named."""
+        with self._connect() as db:
+            db.executemany("INSERT OR REPLACE INTO issued VALUES (?, ?, ?)", refs)
+
+    def issued_key(self, path: str, line: int) -> str | None:
+        """The key of the fact last handed out under a line ref, if any."""
+        with self._connect() as db:
+            row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
+        return row[0] if row else None

@@ -26,6 +26,7 @@ _EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 # Editor temp, swap and backup files are never vault notes. Sync-tool conflict copies are indexed
 # (as custom notes, never curated), so what is in them can still be found.
 _IGNORED_NAME = re.compile(r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.orig$)")
+_ARCHIVE_NAME = re.compile(r"^consolidated/archive-\d{4}-\d{2}\.md$")
 _CONFLICT_NAME = re.compile(r"(\.sync-conflict-|\(conflicted copy|\.orig$)")
 
 # Threads of one process share one lock object per vault, so the OS lock is re-entrant across them.
@@ -54,9 +55,14 @@ def episode_date(rel: str) -> str | None:
     return match.group(1) if match else None
 
 
+def is_archive(rel: str) -> bool:
+    """Whether a vault-relative path is one of the monthly archive files of facts that left knowledge/."""
+    return bool(_ARCHIVE_NAME.match(rel))
+
+
 def source_of(rel: str) -> str:
-    """Which source a vault-relative path belongs to: knowledge, episodes or consolidated."""
-    return rel.split("/", 1)[0]
+    """Which source a vault-relative path belongs to: knowledge, episodes, consolidated or archive."""
+    return "archive" if is_archive(rel) else rel.split("/", 1)[0]
 
 
 def is_conflict_copy(rel: str) -> bool:
@@ -151,6 +157,13 @@ class Vault:
         if real != self._real_root and self._real_root not in real.parents:
             raise OutsideVault(rel)
         return path
+
+    def read_text(self, rel: str) -> str:
+        """A vault file's text (UTF-8), read only inside the vault."""
+        try:
+            return self.resolve(rel).read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"{rel} is not UTF-8 text; fix or move it") from None
 
     def rel(self, path: Path) -> str:
         """The posix vault-relative form of an absolute path inside the vault."""

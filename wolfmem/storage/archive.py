@@ -1,0 +1,173 @@
+"""The archive: every fact that leaves a knowledge file, kept append-only in the vault and searchable on request.
+
+Curation, the audit, `memory_update` and `memory_forget` never destroy a fact: before a line leaves a
+knowledge file it is appended here, one line per fact, to `consolidated/archive-YYYY-MM.md`:
+
+    - Tom lives in Berlin. <!-- wolfmem-archive {"file": "knowledge/people.md", "section": "Tom", ...} -->
+
+The visible text is the fact itself (what search matches); the comment carries where it lived, when,
+why, and the line it was merged into or superseded by, so `restore --fact REF` can put it back.
+Restores and forgets are recorded the same way, so the latest record of a fact says whether it is
+currently forgotten (curation must not bring a forgotten fact back from old episodes).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from datetime import date, datetime
+
+from wolfmem.core import markdown
+from wolfmem.core.facts import fact_key
+from wolfmem.errors import NotFound, UsageError
+from wolfmem.storage.vault import is_archive
+from wolfmem.storage.writer import Cause, Edit, VaultWriter
+
+ARCHIVE_DIR = "consolidated"
+ARCHIVE_PREFIX = "archive-"
+_RECORD = re.compile(r"^- (?P<fact>.*?) <!-- wolfmem-archive (?P<data>\{.*\}) -->\s*$")
+
+
+class Reason(enum.StrEnum):
+    """Why a fact left its file (or came back)."""
+
+    REMOVED = "removed"
+    MERGED = "merged"
+    SUPERSEDED = "superseded"
+    MOVED = "moved"
+    FORGOTTEN = "forgotten"
+    RESTORED = "restored"
+
+
+@dataclass(frozen=True)
+class ArchivedFact:
+    """One archive record: the fact, where it lived, when and why it left, and what replaced it."""
+
+    fact: str
+    file: str
+    section: str
+    day: str
+    reason: Reason
+    why: str = ""
+    into: str = ""  # the line it was merged into, superseded by, or moved to
+    by: str = ""  # who took it out: curation, audit, update, forget, restore
+
+    @property
+    def key(self) -> str:
+        """The fact's exact-duplicate key."""
+        return fact_key(self.fact)
+
+
+def archive_rel(day: date) -> str:
+    """The archive file of a day's month."""
+    return f"{ARCHIVE_DIR}/{ARCHIVE_PREFIX}{day:%Y-%m}.md"
+
+
+def render(record: ArchivedFact) -> str:
+    """The archive line of one record (the fact stays readable; the rest is a JSON comment)."""
+    data = {key: value for key, value in asdict(record).items() if key != "fact" and value}
+    # An HTML comment may not contain "--"; JSON allows the escape inside strings, where it can only occur.
+    payload = json.dumps(data, ensure_ascii=False, sort_keys=True).replace("--", "-\\u002d")
+    fact = " ".join(record.fact.split())
+    return f"- {fact} <!-- wolfmem-archive {payload} -->"
+
+
+def parse(line: str) -> ArchivedFact | None:
+    """The record on an archive line, or None when the line is not one."""
+    match = _RECORD.match(line.rstrip("\r\n"))
+    if match is None:
+        return None
+    try:
+        data = json.loads(match.group("data"))
+        return ArchivedFact(
+            fact=match.group("fact"),
+            file=str(data["file"]),
+            section=str(data.get("section", "")),
+            day=str(data.get("day", "")),
+            reason=Reason(data["reason"]),
+            why=str(data.get("why", "")),
+            into=str(data.get("into", "")),
+            by=str(data.get("by", "")),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def visible_text(line_text: str) -> str:
+    """A record's fact without its data comment: what the index holds and search shows."""
+    match = _RECORD.match(f"- {line_text}")
+    return match.group("fact") if match else line_text
+
+
+def title(rel: str) -> str:
+    """The first line of a new archive file."""
+    month = rel.rsplit("/", 1)[-1].removeprefix(ARCHIVE_PREFIX).removesuffix(".md")
+    return f"# Archive {month}\n\nFacts that left the knowledge files, one per line. `wolfmem restore --fact REF` puts one back.\n"
+
+
+def block(existing: str, records: Iterable[ArchivedFact], rel: str) -> str:
+    """The text to append to an archive file for these records (with its title when the file is new)."""
+    head = "" if existing.strip() else title(rel) + "\n"
+    if existing and not existing.endswith("\n"):
+        head = "\n"
+    return head + "".join(render(record) + "\n" for record in records)
+
+
+def forgotten(records: Iterable[ArchivedFact]) -> set[str]:
+    """Keys of facts whose latest record says they were forgotten (and not restored since)."""
+    latest: dict[str, Reason] = {}
+    for record in records:
+        if record.reason in (Reason.FORGOTTEN, Reason.RESTORED):
+            latest[record.key] = record.reason
+    return {key for key, reason in latest.items() if reason is Reason.FORGOTTEN}
+
+
+class Archive:
+    """Appends records through the writer and reads them back, for one vault."""
+
+    def __init__(self, writer: VaultWriter, clock: Callable[[], datetime]) -> None:
+        self.writer = writer
+        self.clock = clock
+
+    def add(self, records: list[ArchivedFact]) -> list[str]:
+        """Append records to this month's archive file; return the ref of each new line."""
+        if not records:
+            return []
+        rel = archive_rel(self.clock().date())
+
+        def append(text: str) -> Edit[int]:
+            addition = block(text, records, rel)
+            first = len(markdown.split_lines(text + addition)) - len(records) + 1
+            return Edit(text + addition, first)
+
+        written = self.writer.edit(rel, append, cause=Cause.ARCHIVE)
+        assert written.detail is not None
+        return [f"file:{rel}#L{written.detail + offset}" for offset in range(len(records))]
+
+    def records(self) -> list[ArchivedFact]:
+        """Every record in every archive file, oldest first."""
+        found: list[ArchivedFact] = []
+        folder = self.writer.vault.root / ARCHIVE_DIR
+        for path in sorted(folder.glob(f"{ARCHIVE_PREFIX}*.md")) if folder.is_dir() else []:
+            rel = f"{ARCHIVE_DIR}/{path.name}"
+            if not is_archive(rel):
+                continue
+            try:
+                text = self.writer.vault.read_text(rel)
+            except (OSError, UsageError):
+                continue
+            found += [record for line in text.splitlines() if (record := parse(line)) is not None]
+        return found
+
+    def record_at(self, rel: str, line: int) -> ArchivedFact:
+        """The record on one line of an archive file, or NotFound saying what is there instead."""
+        if not is_archive(rel):
+            raise UsageError(f"{rel} is not an archive file; pass a ref like file:consolidated/archive-2026-11.md#L12")
+        lines = self.writer.vault.read_text(rel).splitlines()
+        record = parse(lines[line - 1]) if 1 <= line <= len(lines) else None
+        if record is None:
+            raise NotFound(f"line {line} of {rel} is not an archived fact; search with sources=['archive'] for its ref")
+        return record

@@ -11,12 +11,8 @@ import pytest
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
-from wolfmem.curation.audit.run import (
-    apply_staged,
-    edit,
-    mechanical_findings,
-    run_audit,
-)
+from wolfmem.curation.audit.findings import edit, mechanical_findings
+from wolfmem.curation.audit.run import apply_staged, run_audit
 from wolfmem.errors import UsageError
 from wolfmem.jobs.runner import JobRunner
 

@@ -17,7 +17,9 @@ from conftest import REPO
 
 from wolfmem import Config, Memory
 from wolfmem.errors import ConfigError, UsageError
-from wolfmem.jobs.runner import RECORD_PREFIX, JobRun, JobRunner, parse_schedule
+from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
+from wolfmem.jobs.schedule import parse_schedule
+from wolfmem.jobs.tasks import JobRun
 
 TZ = ZoneInfo("Europe/Berlin")
 NY = ZoneInfo("America/New_York")

@@ -20,7 +20,7 @@ from wolfmem.core.markdown import content_lines
 from wolfmem.curation.backups import restore_backup, restore_version
 from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.log import append_log
-from wolfmem.jobs.runner import write_digest
+from wolfmem.jobs.digest import write_digest
 from wolfmem.storage.archive import ArchivedFact, Reason
 from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause, Edit, Stage

@@ -13,26 +13,21 @@ into the scheduler.
 
 from __future__ import annotations
 
-import calendar
 import contextlib
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from collections.abc import Iterator, Mapping
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import filelock
 
 from wolfmem.config import Config
-from wolfmem.core import markdown
-from wolfmem.core.facts import fact_key
-from wolfmem.errors import ConfigError, UsageError
+from wolfmem.errors import UsageError
 from wolfmem.jobs.lease import LeaseFile, machine_id
+from wolfmem.jobs.schedule import manual_period, period_for, schedules
+from wolfmem.jobs.tasks import DEFAULT_JOBS, JobFunc, JobRun
 from wolfmem.memory.facade import Memory
-from wolfmem.storage.vault import CURATED_PATHS, episode_date
-from wolfmem.storage.writer import Cause
 
 log = logging.getLogger(__name__)
 
@@ -41,153 +36,9 @@ FAILED = frozenset({"failed", "error"})
 BACKOFF_CAP = timedelta(hours=6)
 RECORD_PREFIX = "job:"
 
-_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
 _THREAD_LOCKS: dict[str, threading.Lock] = {}
 _THREAD_LOCKS_GUARD = threading.Lock()
-
-
-# -- schedules --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Schedule:
-    """When a job fires, in local wall-clock time: daily, weekly on a weekday, or monthly on a day."""
-
-    job: str
-    text: str
-    hour: int
-    minute: int
-    weekday: int | None = None  # 0 = Monday, for weekly schedules
-    day: int | None = None  # 1-31, for monthly schedules (clamped to short months)
-
-    def cron(self) -> dict[str, Any]:
-        """APScheduler CronTrigger fields."""
-        fields: dict[str, Any] = {"hour": self.hour, "minute": self.minute}
-        if self.weekday is not None:
-            fields["day_of_week"] = _WEEKDAYS[self.weekday]
-        if self.day is not None:
-            # A day past the 28th fires on the last day of short months; the period key dedupes the rest.
-            fields["day"] = str(self.day) if self.day <= 28 else "last"
-        return fields
-
-    def last_fire(self, now: datetime) -> datetime:
-        """The latest scheduled moment at or before now (naive local wall time)."""
-        wall = now.replace(tzinfo=None, fold=0)
-        at = time(self.hour, self.minute)
-        if self.day is not None:
-            year, month = wall.year, wall.month
-            fire = datetime.combine(_clamped(year, month, self.day), at)
-            if fire > wall:
-                year, month = _previous_month(year, month)
-                fire = datetime.combine(_clamped(year, month, self.day), at)
-            return fire
-        step = 7 if self.weekday is not None else 1
-        back = (wall.weekday() - self.weekday) % 7 if self.weekday is not None else 0
-        fire = datetime.combine(wall.date() - timedelta(days=back), at)
-        return fire - timedelta(days=step) if fire > wall else fire
-
-    def next_fire(self, now: datetime) -> datetime:
-        """The first scheduled moment after now (naive local wall time)."""
-        wall = now.replace(tzinfo=None, fold=0)
-        last = self.last_fire(now)
-        if self.day is not None:
-            year, month = last.year, last.month
-            while True:
-                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-                fire = datetime.combine(_clamped(year, month, self.day), last.time())
-                if fire > wall:
-                    return fire
-        return last + timedelta(days=7 if self.weekday is not None else 1)
-
-
-def parse_schedule(job: str, text: str) -> Schedule | None:
-    """Parse 'HH:MM' (daily), 'ddd HH:MM' (weekly), 'D HH:MM' (monthly) or 'off' (None)."""
-    raw = " ".join(str(text).split()).lower()
-    if raw in {"off", "none", "disabled", ""}:
-        return None
-    parts = raw.split(" ")
-    clock = _HHMM.match(parts[-1])
-    if clock is None or len(parts) > 2:
-        raise ConfigError(
-            f"schedule.{job} = {text!r} is not a schedule; use 'HH:MM' (daily), 'sun 19:00' (weekly), "
-            "'1 04:00' (monthly) or 'off'"
-        )
-    hour, minute = int(clock.group(1)), int(clock.group(2))
-    if len(parts) == 1:
-        return Schedule(job, text, hour, minute)
-    when = parts[0]
-    weekday = next((n for n, name in enumerate(_DAY_NAMES) if len(when) >= 3 and name.startswith(when)), None)
-    if weekday is not None:
-        return Schedule(job, text, hour, minute, weekday=weekday)
-    if when.isdigit() and 1 <= int(when) <= 31:
-        return Schedule(job, text, hour, minute, day=int(when))
-    raise ConfigError(
-        f"schedule.{job} = {text!r}: {parts[0]!r} is neither a weekday (mon..sun) nor a day of the month (1-31)"
-    )
-
-
-def schedules(config: Config) -> dict[str, Schedule | None]:
-    """Each job's schedule from the settings (None when turned off)."""
-    return {
-        "curate": parse_schedule("curate", config.schedule_curate),
-        "audit": parse_schedule("audit", config.schedule_audit),
-        "digest": parse_schedule("digest", config.schedule_digest),
-    }
-
-
-def _clamped(year: int, month: int, day: int) -> date:
-    return date(year, month, min(day, calendar.monthrange(year, month)[1]))
-
-
-def _previous_month(year: int, month: int) -> tuple[int, int]:
-    return (year - 1, 12) if month == 1 else (year, month - 1)
-
-
-def iso_week(day: date) -> str:
-    """'2026-W45' for a day."""
-    year, week, _ = day.isocalendar()
-    return f"{year}-W{week:02d}"
-
-
-# -- runs ----------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class JobRun:
-    """One run handed to a job function: which period, which days, and how."""
-
-    name: str
-    memory: Memory
-    config: Config
-    now: datetime
-    period: str  # '2026-11-04' (curate), '2026-10' (audit), '2026-W45' (digest)
-    day: date  # the last day the run covers
-    since: date | None  # the first day it covers; None: the job's own default (a first run)
-    dry_run: bool = False
-    apply: bool | None = None
-
-
-JobFunc = Callable[[JobRun], Mapping[str, Any]]
-
-
-def period_for(name: str, fire: date) -> tuple[str, date]:
-    """The period a scheduled fire on `fire` covers, and its last day."""
-    if name == "curate":
-        # The nightly run curates through yesterday, so late-evening episodes are never cut in half.
-        day = fire - timedelta(days=1)
-        return day.isoformat(), day
-    if name == "audit":
-        year, month = _previous_month(fire.year, fire.month)
-        return f"{year:04d}-{month:02d}", _clamped(year, month, 31)
-    return iso_week(fire), fire
-
-
-def manual_period(name: str, day: date) -> tuple[str, date]:
-    """The period a `--now` run for `day` covers: that day, that day's month, or the week ending that day."""
-    if name == "curate":
-        return day.isoformat(), day
-    if name == "audit":
-        return f"{day.year:04d}-{day.month:02d}", _clamped(day.year, day.month, 31)
-    return iso_week(day), day
 
 
 class JobRunner:
@@ -481,79 +332,3 @@ def _lease_line(lease: Mapping[str, Any]) -> str:
     who = "this machine" if lease.get("is_this_machine") else lease["holder"]
     state = "fresh" if lease.get("fresh") else "stale"
     return f"{who} ({lease['holder']}), last run {lease['last_run']}, lease {state} until {lease['expires']}"
-
-
-# -- the jobs ------------------------------------------------------------------------------------------------
-def curate_job(run: JobRun) -> Mapping[str, Any]:
-    """Nightly curation of every day from `since` through `day`."""
-    from wolfmem.curation import run as curate
-
-    curator = curate.make_curator(run.config)
-    # curate.run's `since` is the last day already covered (exclusive); ours is the first day to cover.
-    covered = run.since - timedelta(days=1) if run.since else None
-    try:
-        result = curate.run(run.memory, curator, run.day, since=covered, dry_run=run.dry_run)
-    finally:
-        curator.close()
-    return result.to_dict()
-
-
-def audit_job(run: JobRun) -> Mapping[str, Any]:
-    """The monthly adversarial audit of the period's month."""
-    from wolfmem.curation.audit.run import run_audit
-
-    return run_audit(run.memory, run.config, run.period, run.now, apply=run.apply)
-
-
-def digest_job(run: JobRun) -> Mapping[str, Any]:
-    """The weekly digest of the seven days ending on `day` (no LLM)."""
-    return write_digest(run.memory, run.period, run.day, dry_run=run.dry_run)
-
-
-DEFAULT_JOBS: dict[str, JobFunc] = {"curate": curate_job, "audit": audit_job, "digest": digest_job}
-
-
-def write_digest(memory: Memory, week: str, last_day: date, *, dry_run: bool = False) -> dict[str, Any]:
-    """Write `consolidated/digest-<week>.md`: the week's episodes, saves and new sections, in a few lines."""
-    first_day = last_day - timedelta(days=6)
-    days = {(first_day + timedelta(days=n)).isoformat() for n in range(7)}
-    root = memory.vault.root
-    entries = 0
-    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
-        if episode_date(f"episodes/{path.name}") in days:
-            parsed = markdown.parse(path.read_text("utf-8", errors="replace"))
-            entries += len(parsed.sections)
-    saves = 0
-    new_sections: list[str] = []
-    for rel in CURATED_PATHS:
-        seen = memory.state.first_seen(rel)
-        saves += sum(1 for day in seen.values() if day in days)
-        try:
-            parsed = markdown.parse((root / rel).read_text("utf-8", errors="replace"))
-        except OSError:
-            continue
-        for section in parsed.sections:
-            firsts = [seen.get(fact_key(f.text)) for f in parsed.facts if f.section == section.heading]
-            dated = [d for d in firsts if d]
-            if dated and min(dated) in days:
-                new_sections.append(f"{rel.rsplit('/', 1)[-1]}: {section.heading}")
-    lines = [
-        f"# Digest {week}",
-        "",
-        f"{first_day.isoformat()} – {last_day.isoformat()}",
-        "",
-        f"- Episode entries: {entries}",
-        f"- Facts saved: {saves}",
-        f"- New sections: {len(new_sections)}",
-    ]
-    lines += [f"  - {name}" for name in new_sections]
-    conflicts = memory.vault.conflict_copies()
-    if conflicts:
-        lines += ["", "## Conflict copies (never curated; merge them by hand)"]
-        lines += [f"- {rel}" for rel in conflicts]
-    text = "\n".join(lines) + "\n"
-    rel = f"consolidated/digest-{week}.md"
-    summary = f"{entries} episode entries, {saves} facts saved, {len(new_sections)} new sections"
-    if not dry_run:
-        memory.writer.put(rel, text, cause=Cause.DIGEST)
-    return {"status": "ok", "summary": summary, "path": rel}

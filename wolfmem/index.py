@@ -29,7 +29,7 @@ from .text import STOP_WORDS
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.

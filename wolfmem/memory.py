@@ -12,7 +12,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from . import markdown, memory_map, query
+from . import markdown, memory_map, query, query_dates
 from .config import Config, load_config
 from .errors import IndexUnavailable, UsageError, WolfmemError
 from .index import FactIndex, Filters
@@ -26,6 +26,9 @@ from .watcher import ChangeFeed
 log = logging.getLogger(__name__)
 
 SOURCES = ("knowledge", "episodes", "consolidated")
+# Curation logs, digests and audits in consolidated/ restate facts already in the other two, so a
+# search reads them only when asked to; otherwise they crowd out the facts they repeat (README).
+DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
 # With a change feed, searches skip the stat scan while no file event arrived, but never for longer
@@ -149,18 +152,25 @@ class Memory:
         limit: int = 10,
         after: str | None = None,
         before: str | None = None,
+        today: str | date | None = None,
     ) -> list[Hit]:
-        """Facts that answer a natural-language query, best first; the index is made fresh first."""
+        """Facts that answer a natural-language query, best first; the index is made fresh first.
+
+        Dates in the query ("yesterday", "in June 2023") rank the facts of those days first;
+        relative ones count from `today` (default: the clock's date).
+        """
         filters = Filters(sources=_sources(sources), after=_day(after, "after"), before=_day(before, "before"))
         if filters.after and filters.before and filters.after > filters.before:
             raise UsageError(f"after ({filters.after}) is later than before ({filters.before})")
         limit = _limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
+        reference = _day(today, "today")
+        dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
             self.sync()
             with self.index.snapshot():
-                results = query.run(self.index, query_text, filters, limit)
+                results = query.run(self.index, dates.text, filters, limit, dates)
         return [_to_hit(result) for result in results]
 
     def get(self, ref: str) -> Excerpt:
@@ -224,7 +234,7 @@ class Memory:
 
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
     if sources is None:
-        return ()
+        return DEFAULT_SOURCES
     if isinstance(sources, str):
         chosen = [sources]
     elif isinstance(sources, (list, tuple, set, frozenset)):

@@ -67,7 +67,7 @@ def run(
     explicit = filters.after is not None or filters.before is not None
     if not terms.searched:
         if dates is not None and dates.period is not None:
-            return _listing(index, filters if explicit else _within(filters, dates.period), limit)
+            return index.first_facts(filters if explicit else _within(filters, dates.period), limit)
         raise UsageError(
             f"query {text!r} has only stop words — add the words that matter, e.g. a name or a topic"
         )
@@ -84,12 +84,6 @@ def run(
 
 def _within(filters: Filters, window: Window) -> Filters:
     return dataclasses.replace(filters, after=window.start.isoformat(), before=window.end.isoformat())
-
-
-def _listing(index: FactIndex, filters: Filters, limit: int) -> list[IndexHit]:
-    """The first facts in date order (then file and line) that pass the filters."""
-    ordered = sorted(index.iter_facts(filters), key=lambda hit: (hit.date, hit.path, hit.line))
-    return ordered[:limit]
 
 
 def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -> list[IndexHit]:

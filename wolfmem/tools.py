@@ -171,6 +171,8 @@ TOOLS: tuple[Tool, ...] = (
             "a question. Use it at the start of a task and whenever the user mentions people, projects, "
             "preferences, decisions or past work.\n"
             "Returns one line per fact: ref [source · section] text. Pass a ref to memory_get for context.\n"
+            "Dates in the question ('what did we decide last week?', 'in June 2023') rank the facts of "
+            "that period first; after/before filter strictly instead.\n"
             "Search matches words, not meaning: if nothing turns up, search again with 2-3 phrasings "
             "(synonyms, a name, a broader topic), or all at once with queries, before concluding "
             "something is not recorded.\n"
@@ -190,7 +192,8 @@ TOOLS: tuple[Tool, ...] = (
                                            "results grouped per phrasing."},
                 "sources": {"type": "array", "items": {"type": "string", "enum": list(SOURCES)},
                             "description": "Only these sources: knowledge (curated facts), episodes (session "
-                                           "logs), consolidated. Default: all."},
+                                           "logs), consolidated (curation logs, digests, audits). "
+                                           "Default: knowledge and episodes; consolidated only when listed."},
                 "after": {**_DATE, "description": "Only facts dated on or after this day, YYYY-MM-DD."},
                 "before": {**_DATE, "description": "Only facts dated on or before this day, YYYY-MM-DD."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,

@@ -17,12 +17,12 @@ from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
-from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import log_episode
+from wolfmem.memory import memory_map
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
-from wolfmem.search import query
+from wolfmem.search import query, query_dates
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
@@ -35,8 +35,10 @@ from wolfmem.storage.writer import VaultWriter
 log = logging.getLogger(__name__)
 
 SOURCES = ("knowledge", "episodes", "consolidated", "archive")
-# The archive holds facts that left the knowledge files: found only when asked for by name.
-DEFAULT_SOURCES = ("knowledge", "episodes", "consolidated")
+# Curation logs, digests and audits in consolidated/ restate facts already in the other two, and the
+# archive holds facts that left the knowledge files: a search reads them only when asked to by name;
+# otherwise they crowd out the facts they repeat (README).
+DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
 # With a change feed, searches skip the stat scan while no file event arrived, but never for longer
@@ -170,18 +172,25 @@ class Memory:
         limit: int = 10,
         after: str | None = None,
         before: str | None = None,
+        today: str | date | None = None,
     ) -> list[Hit]:
-        """Facts that answer a natural-language query, best first; the index is made fresh first."""
+        """Facts that answer a natural-language query, best first; the index is made fresh first.
+
+        Dates in the query ("yesterday", "in June 2023") rank the facts of those days first;
+        relative ones count from `today` (default: the clock's date).
+        """
         filters = Filters(sources=_sources(sources), after=_day(after, "after"), before=_day(before, "before"))
         if filters.after and filters.before and filters.after > filters.before:
             raise UsageError(f"after ({filters.after}) is later than before ({filters.before})")
         limit = _limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
+        reference = _day(today, "today")
+        dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
             self.sync()
             with self.index.snapshot():
-                results = query.run(self.index, query_text, filters, limit)
+                results = query.run(self.index, dates.text, filters, limit, dates)
         hits = [_to_hit(result) for result in results]
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits

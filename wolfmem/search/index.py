@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -26,10 +27,11 @@ from whoosh.filedb.filestore import FileStorage
 from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.errors import IndexUnavailable
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
+from wolfmem.storage.vault import INDEXED_DIRS
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
@@ -297,7 +299,10 @@ class FactIndex:
             if weight > 0
         ]
         searcher = self._current_searcher()
-        results = searcher.search(wq.Or(clauses), limit=limit + _ORPHAN_SLACK, filter=_filter_query(filters))
+        chosen, mask = _split_sources(searcher, filters)
+        results = searcher.search(
+            wq.Or(clauses), limit=limit + _ORPHAN_SLACK, filter=_filter_query(chosen), mask=mask
+        )
         return self._placed([(result, result.score) for result in results])[:limit]
 
     def _placed(self, results: list[tuple[object, float]]) -> list[IndexHit]:
@@ -322,6 +327,15 @@ class FactIndex:
         """Every stored fact passing the filters, in no particular order."""
         hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
         yield from self._placed([(result, 0.0) for result in hits])
+
+    def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
+        """The first facts passing the filters in date, file and line order."""
+        # Whoosh sorts on the stored line, which may lag a shifted file; the catalog's line is exact.
+        hits = self._current_searcher().search(
+            _filter_query(filters) or wq.Every(), sortedby=["date", "path", "line"], limit=limit + _ORPHAN_SLACK
+        )
+        placed = self._placed([(result, 0.0) for result in hits])
+        return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -396,6 +410,21 @@ def _hit(result, score: float, line: int) -> IndexHit:
         date=result.get("date", ""),
         score=float(score),
     )
+
+
+def _split_sources(searcher, filters: Filters) -> tuple[Filters, wq.Query | None]:
+    """Filters whose source choice, when the left-out sources hold fewer facts, became a mask of them.
+
+    Whoosh reads every posting of a filter or mask on each search (about 0.7 ms per 1,000 facts
+    here), so "not consolidated" is much cheaper than "knowledge or episodes" over a large vault.
+    """
+    left_out = [source for source in INDEXED_DIRS if source not in filters.sources]
+    if not filters.sources or not left_out:
+        return dataclasses.replace(filters, sources=()), None
+    holding = {source: searcher.doc_frequency("source", source) for source in INDEXED_DIRS}
+    if sum(holding[source] for source in left_out) >= sum(holding[source] for source in filters.sources):
+        return filters, None
+    return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])
 
 
 def _filter_query(filters: Filters) -> wq.Query | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from wolfmem.errors import UsageError
 from wolfmem.search.index import FIELD_WEIGHTS, FactIndex, Filters, IndexHit
+from wolfmem.search.query_dates import DatedQuery, Window
 
 # A term in more than this share of the facts is too common to search for ...
 COMMON_SHARE = 0.05
@@ -53,13 +54,40 @@ def plan(index: FactIndex, text: str) -> QueryTerms:
     )
 
 
-def run(index: FactIndex, text: str, filters: Filters, limit: int) -> list[IndexHit]:
-    """Rank facts for a natural-language query."""
+def run(
+    index: FactIndex, text: str, filters: Filters, limit: int, dates: DatedQuery | None = None
+) -> list[IndexHit]:
+    """Rank facts for a natural-language query; facts inside the dates it names come first.
+
+    `dates` is what query_dates read from the query; `text` is then the query without its dates.
+    A query of dates alone ("what did I do yesterday?") lists the facts of the named period.
+    """
     terms = plan(index, text)
+    # Bounds the caller gave win over the dates the query's words name.
+    explicit = filters.after is not None or filters.before is not None
     if not terms.searched:
+        if dates is not None and dates.period is not None:
+            return index.first_facts(filters if explicit else _within(filters, dates.period), limit)
         raise UsageError(
             f"query {text!r} has only stop words — add the words that matter, e.g. a name or a topic"
         )
+    if explicit or dates is None or dates.window is None:
+        return _ranked(index, terms, filters, limit)
+    inside = _ranked(index, terms, _within(filters, dates.window), limit)
+    if len(inside) == limit:
+        return inside
+    # Fill from the unfiltered search, so a date that is off (or a fact told much later) still shows.
+    placed = {(hit.path, hit.line) for hit in inside}
+    rest = [hit for hit in _ranked(index, terms, filters, limit) if (hit.path, hit.line) not in placed]
+    return inside + rest[: limit - len(inside)]
+
+
+def _within(filters: Filters, window: Window) -> Filters:
+    return dataclasses.replace(filters, after=window.start.isoformat(), before=window.end.isoformat())
+
+
+def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -> list[IndexHit]:
+    """The best facts for planned terms: rarer terms search, common ones re-rank."""
     if not terms.common:
         return index.search(terms.searched, filters, limit)
     hits = index.search(terms.searched, filters, limit * RESCORE_POOL)

@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 # A file modified this close to when it was hashed may change again within the same mtime tick
 # without its stat changing ("racily clean", as git calls it), so it is re-hashed until it is older.
 RACY_WINDOW_NS = 2_000_000_000
+# A fact is indexed with this many facts before and after it (same section) as its context: an
+# answer is often the reply to the line with the question's words, or the one after (BENCHMARKS.md).
+CONTEXT_LINES = 2
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
         key = fact_key(fact.text)
         neighbours = [
             other.text
-            for other in facts[max(0, position - 1): position + 2]
+            for other in facts[max(0, position - CONTEXT_LINES): position + CONTEXT_LINES + 1]
             if other is not fact and other.section == fact.section
         ]
         docs.append(

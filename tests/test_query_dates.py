@@ -1,0 +1,131 @@
+"""Date phrases in queries: which are dates, what window each opens, and what is left to search."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import date
+
+import pytest
+
+from wolfmem.search.query_dates import (
+    DatedQuery,
+    Window,
+    is_date_phrase,
+    period_of,
+    read,
+    widen,
+)
+
+TODAY = date(2024, 1, 10)  # a Wednesday
+
+
+def d(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+@pytest.mark.parametrize(
+    ("query", "rest", "period"),
+    [
+        # explicit days, months and years
+        ("What did Caroline do on 1 May 2022?", "What did Caroline do ?", ("2022-05-01", "2022-05-01")),
+        ("What did Gina find on 1 February, 2023?", "What did Gina find ?", ("2023-02-01", "2023-02-01")),
+        ("painting shown on October 13, 2023", "painting shown", ("2023-10-13", "2023-10-13")),
+        ("standup notes 2023-05-08", "standup notes", ("2023-05-08", "2023-05-08")),
+        ("What setback did Melanie face in October 2023?", "What setback did Melanie face ?",
+         ("2023-10-01", "2023-10-31")),
+        ("beach trips in 2022", "beach trips", ("2022-01-01", "2022-12-31")),
+        # a month without a year is the latest one not in the future
+        ("camping in June", "camping", ("2023-06-01", "2023-06-30")),
+        ("what happened in January", "what happened", ("2024-01-01", "2024-01-31")),
+        # relative to today
+        ("what did I do yesterday?", "what did I do ?", ("2024-01-09", "2024-01-09")),
+        ("What did we decide last Monday?", "What did we decide ?", ("2024-01-08", "2024-01-08")),
+        ("events of last month", "events", ("2023-12-01", "2023-12-31")),
+        ("meetings two weeks ago", "meetings", ("2023-12-25", "2023-12-31")),
+        # the preposition goes with the date; a split date is read whole
+        ("since May 2023", "", ("2023-05-01", "2023-05-31")),
+        ("the week before 1 August 2023", "the week", ("2023-08-01", "2023-08-01")),
+        # several dates: the union, without a year that only restates the months
+        ("between March and June 2023", "", ("2023-03-01", "2023-06-30")),
+    ],
+)
+def test_dates_are_read_and_taken_out(query: str, rest: str, period: tuple[str, str]) -> None:
+    dated = read(query, TODAY)
+    assert dated.text == rest
+    assert dated.period == Window(d(period[0]), d(period[1]))
+    assert dated.phrases
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Who is my manager?",
+        "May I ask what we did?",  # the modal verb, and "we" (dateparser's Wednesday)
+        "Did I march in the parade?",
+        "an august institution",
+        "What did Jan say about the deploy?",
+        "raise the limit to 2048 users",  # a bare number is not a year
+        "How long ago was the 18th birthday",  # an ordinal alone is not a day
+        "meet at 5 pm",  # a time is not a date
+        "Python 3.11 upgrade",
+        "v1.2.3 release notes",
+        "the kayak club meets on Sundays",
+    ],
+)
+def test_words_that_only_look_like_dates_stay_search_terms(query: str) -> None:
+    assert read(query, TODAY) == DatedQuery(query)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "before", "is_date"),
+    [
+        ("in March", "", True),
+        ("March", "since ", True),
+        ("March", "Did I ", False),
+        ("May 2023", "", True),
+        ("May", "", False),
+        ("in 2022", "", True),
+        ("2022", "raise it to ", False),
+        ("yesterday", "", True),
+        ("from 4 years ago", "", True),
+        ("18th", "", False),
+        ("we", "", False),
+    ],
+)
+def test_which_finds_are_dates(phrase: str, before: str, is_date: bool) -> None:
+    assert is_date_phrase(phrase, before) is is_date
+
+
+@pytest.mark.parametrize(
+    ("day", "period", "window", "ranked"),
+    [
+        ("2024-01-10", "day", ("2024-01-10", "2024-01-10"), ("2024-01-03", "2024-01-17")),
+        ("2024-01-10", "week", ("2024-01-08", "2024-01-14"), ("2024-01-08", "2024-01-21")),
+        ("2024-02-10", "month", ("2024-02-01", "2024-02-29"), ("2024-02-01", "2024-03-07")),
+        ("2023-12-31", "month", ("2023-12-01", "2023-12-31"), ("2023-12-01", "2024-01-07")),
+        ("2023-06-15", "year", ("2023-01-01", "2023-12-31"), ("2023-01-01", "2024-01-07")),
+    ],
+)
+def test_windows(day: str, period: str, window: tuple[str, str], ranked: tuple[str, str]) -> None:
+    named = period_of(d(day), period)
+    assert named == Window(d(window[0]), d(window[1]))
+    assert widen(named, period) == Window(d(ranked[0]), d(ranked[1]))
+
+
+def test_the_ranking_window_is_widened_from_the_named_period() -> None:
+    dated = read("What did John do on 1 August 2023?", TODAY)
+    assert dated.window == Window(d("2023-07-25"), d("2023-08-08"))
+    assert read("camping in June", TODAY).window == Window(d("2023-06-01"), d("2023-07-07"))
+
+
+def test_dateparser_is_imported_only_for_queries_that_may_name_a_date() -> None:
+    code = (
+        "import sys; from datetime import date; from wolfmem.search import query_dates; "
+        "query_dates.read('Who is my manager?', date(2024, 1, 10)); "
+        "print('dateparser' in sys.modules); "
+        "query_dates.read('What did I do yesterday?', date(2024, 1, 10)); "
+        "print('dateparser' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]

@@ -1,0 +1,182 @@
+"""The dates a query names ("yesterday", "in June 2023", "on 1 May 2022") → a window of fact dates.
+
+dateparser finds and resolves the phrases; the rules here only decide which of its finds are
+dates at all and how wide a window each one opens:
+- a named day opens that day ±7 days: an event is often logged days after it happened, and the
+  day a question names is often approximate ("on 1 May" for something told on the 3rd);
+- a named week, month or year opens that period plus the 7 days after it, when its last events
+  are still being written down;
+- several phrases open the union of their windows, after dropping a window that only restates
+  another it contains ("2023" beside "1 August").
+
+dateparser matches generously ("we" as Wednesday, "march in the", "18th", a bare "2048"), and a
+false date would cost the query its words. So a find counts only when it holds a digit-bearing
+date, a relative word (yesterday, ago, last week, ...), or a month name that is clearly a month:
+with a number, or after a preposition ("in March", "since May"). Only English phrases are read.
+
+Importing dateparser costs about 0.3 s and 25 MB, and its first parse another 0.3 s, so it is
+imported only when the query holds a digit or a date word (DATE_HINT).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from typing import Literal
+
+Period = Literal["day", "week", "month", "year"]
+
+# How far a window reaches around a named day, and past the end of a named week, month or year.
+DAY_SLACK = timedelta(days=7)
+AFTER_SLACK = timedelta(days=7)
+
+_MONTHS = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_WEEKDAYS = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_RELATIVE = (
+    rf"yesterday|today|tonight|tomorrow|ago|(?:last|this|next|past)\s+(?:week|month|year|{_WEEKDAYS})"
+    rf"|on\s+{_WEEKDAYS}"
+)
+_NUMERIC = r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}"
+_PREPOSITION = r"in|on|of|since|during|until|till|by|from|before|after|between|and|through|throughout"
+# Cheap test run on every query: could it name a date at all? Only then is dateparser loaded.
+DATE_HINT = re.compile(rf"\d|\b(?:{_MONTHS}|{_WEEKDAYS}|{_RELATIVE})\b", re.IGNORECASE)
+_SURE = re.compile(rf"\b(?:{_RELATIVE})\b|(?<!\d)(?:{_NUMERIC})(?!\d)", re.IGNORECASE)
+_MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_LEADS = re.compile(rf"^(?:{_PREPOSITION})\b", re.IGNORECASE)
+_LED = re.compile(rf"\b(?:{_PREPOSITION})\s*$", re.IGNORECASE)
+# Two finds with only this between them are one date that dateparser split ("1 August" "2023").
+_JOIN = re.compile(r"^[\s,]*(?:of\s+)?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Window:
+    """An inclusive range of fact dates."""
+
+    start: date
+    end: date
+
+    def contains(self, other: Window) -> bool:
+        """Whether this window holds all of another."""
+        return self.start <= other.start and other.end <= self.end
+
+
+@dataclass(frozen=True)
+class DatedQuery:
+    """A query with its date phrases taken out, the period they name, and the window to rank first."""
+
+    text: str
+    phrases: tuple[str, ...] = ()
+    period: Window | None = None
+    window: Window | None = None
+
+
+def period_of(day: date, period: Period) -> Window:
+    """The whole day, ISO week (Monday to Sunday), month or year that holds `day`."""
+    if period == "day":
+        return Window(day, day)
+    if period == "week":
+        monday = day - timedelta(days=day.weekday())
+        return Window(monday, monday + timedelta(days=6))
+    if period == "month":
+        first = day.replace(day=1)
+        following = (first + timedelta(days=32)).replace(day=1)
+        return Window(first, following - timedelta(days=1))
+    return Window(date(day.year, 1, 1), date(day.year, 12, 31))
+
+
+def widen(window: Window, period: Period) -> Window:
+    """The ranking window of one named period: a day ±DAY_SLACK, anything longer +AFTER_SLACK."""
+    if period == "day":
+        return Window(window.start - DAY_SLACK, window.end + DAY_SLACK)
+    return Window(window.start, window.end + AFTER_SLACK)
+
+
+def is_date_phrase(phrase: str, before: str = "") -> bool:
+    """Whether a phrase dateparser found is a date, given the query text just before it."""
+    if _SURE.search(phrase):
+        return True
+    if not _MONTH.search(phrase):
+        # A bare year only after a preposition: "in 2022", not "raise it to 2048".
+        return bool(_YEAR.search(phrase)) and bool(_LEADS.match(phrase) or _LED.search(before))
+    # A month word is a month with a number ("May 2023", "March 3rd") or after a preposition
+    # ("in March", "since May"), not the verb in "may I" or "march in the parade".
+    return bool(re.search(r"\d", phrase)) or bool(_LEADS.match(phrase) or _LED.search(before))
+
+
+def read(query: str, today: date) -> DatedQuery:
+    """Find the date phrases in a query, resolve them against `today`, and take them out of it."""
+    if not DATE_HINT.search(query):
+        return DatedQuery(query)
+    found = _find(query, today)
+    if not found:
+        return DatedQuery(query)
+    spans = tuple((period_of(day, kind), kind) for _, _, day, kind in found)
+    # A window that holds another only restates it ("2023" beside "June 2023"): keep the narrower.
+    kept = tuple(
+        (window, kind)
+        for window, kind in spans
+        if not any(other != window and window.contains(other) for other, _ in spans)
+    )
+    text = query
+    for start, end, _, _ in sorted(found, reverse=True):
+        # The preposition that led into the date goes with it: "since", "between" are not topics.
+        led = _LED.search(text[:start])
+        text = text[: led.start() if led else start] + " " + text[end:]
+    widened = [widen(window, kind) for window, kind in kept]
+    return DatedQuery(
+        text=" ".join(text.split()),
+        phrases=tuple(query[start:end] for start, end, _, _ in found),
+        period=Window(min(w.start for w, _ in kept), max(w.end for w, _ in kept)),
+        window=Window(min(w.start for w in widened), max(w.end for w in widened)),
+    )
+
+
+def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
+    """(start, end, day, period) of each date phrase, left to right."""
+    from dateparser import DateDataParser  # heavy: only for queries that pass DATE_HINT
+    from dateparser.search import search_dates
+
+    settings = {
+        "RELATIVE_BASE": datetime.combine(today, time(12)),
+        "PREFER_DATES_FROM": "past",
+        # Day 1 is valid in every month; today's day-of-month ("the 30th") is not.
+        "PREFER_DAY_OF_MONTH": "first",
+    }
+    parser = DateDataParser(languages=["en"], settings=settings)
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for phrase, _ in search_dates(query, languages=["en"], settings=settings) or []:
+        start = query.find(phrase, cursor)
+        if start < 0:
+            continue
+        spans.append((start, start + len(phrase)))
+        cursor = start + len(phrase)
+    found: list[tuple[int, int, date, Period]] = []
+    for group in _groups(query, spans):
+        whole = (group[0][0], group[-1][1])
+        # Read a split date whole ("1 August 2023"); if that fails, its parts one by one.
+        for start, end in [whole] if len(group) == 1 else [whole, *group]:
+            phrase = query[start:end]
+            data = parser.get_date_data(phrase) if is_date_phrase(phrase, query[:start]) else None
+            if data is not None and data.date_obj is not None:
+                kind = data.period if data.period in ("week", "month", "year") else "day"
+                found.append((start, end, data.date_obj.date(), kind))
+                if (start, end) == whole:
+                    break
+    return found
+
+
+def _groups(query: str, spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """Runs of spans that only commas or spaces separate."""
+    groups: list[list[tuple[int, int]]] = []
+    for start, end in spans:
+        if groups and _JOIN.match(query[groups[-1][-1][1]:start]):
+            groups[-1].append((start, end))
+        else:
+            groups.append([(start, end)])
+    return groups

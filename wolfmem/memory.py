@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import markdown, memory_map, query
 from .config import Config, load_config
@@ -22,6 +22,9 @@ from .state import StateStore
 from .sync import SyncReport, Syncer
 from .vault import CURATED, CURATED_PATHS, Vault
 from .watcher import ChangeFeed
+
+if TYPE_CHECKING:
+    from .hybrid import Hybrid
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +84,10 @@ class Memory:
         self.state = StateStore(self.vault.state_dir / "state.db")
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
-        self._saver = Saver(self.vault, self.syncer, self.state, clock)
+        # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
+        self.hybrid = _open_hybrid(self.config, self.vault, self.index)
+        self._saver = Saver(self.vault, self.syncer, self.state, clock,
+                            similar=self.hybrid.similar if self.hybrid is not None else None)
         self._lock = threading.RLock()
         self._feed: ChangeFeed | None = None
         self._feed_seen = -1
@@ -100,6 +106,8 @@ class Memory:
             if self._feed is not None:
                 self._feed.stop()
                 self._feed = None
+            if self.hybrid is not None:
+                self.hybrid.close()
             self.index.close()
 
     def watch(self) -> None:
@@ -160,7 +168,10 @@ class Memory:
         with self._lock:
             self.sync()
             with self.index.snapshot():
-                results = query.run(self.index, query_text, filters, limit)
+                if self.hybrid is None:
+                    results = query.run(self.index, query_text, filters, limit)
+                else:
+                    results = self.hybrid.search(query_text, filters, limit)
         return [_to_hit(result) for result in results]
 
     def get(self, ref: str) -> Excerpt:
@@ -194,7 +205,10 @@ class Memory:
     ) -> Receipt:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
-            return self._saver.save(fact, type, topic, request_id)
+            receipt = self._saver.save(fact, type, topic, request_id)
+            if self.hybrid is not None and receipt.status == "saved":
+                self.hybrid.embed_saved(receipt.path)
+            return receipt
 
     def log_episode(self, text: str | list[str], headline: str | None = None, when: datetime | None = None) -> Hit:
         """Append a `## HH:MM — headline` block to today's episode log and index it at once."""
@@ -220,6 +234,16 @@ class Memory:
                 },
                 "conflict_copies": self.vault.conflict_copies(),
             }
+
+
+def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | None:
+    """The Hybrid search service when embeddings are configured, else None (numpy and openai stay unloaded)."""
+    if not config.embeddings_model:
+        return None
+    from .embeddings import EmbeddingSettings
+    from .hybrid import Hybrid
+
+    return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
 
 
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:

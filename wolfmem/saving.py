@@ -22,7 +22,7 @@ from .facts import (
     relate,
     text_problem,
 )
-from .index import Filters
+from .index import Filters, IndexHit
 from .refs import make_ref
 from .secrets import find_secret
 from .state import StateStore
@@ -124,11 +124,20 @@ def one_line(text: str, cap: int) -> str:
 class Saver:
     """Performs saves and episode appends for one vault."""
 
-    def __init__(self, vault: Vault, syncer: Syncer, state: StateStore, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        syncer: Syncer,
+        state: StateStore,
+        clock: Callable[[], datetime],
+        similar: Callable[[str], list[IndexHit]] | None = None,
+    ) -> None:
         self.vault = vault
         self.syncer = syncer
         self.state = state
         self.clock = clock
+        # With embeddings: the curated facts nearest in meaning, extra candidates for relate() to judge.
+        self.similar = similar
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -178,7 +187,12 @@ class Saver:
         terms = query.plan(index, sentence).searched
         # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts.
         hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0})
-        for hit in [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]:
+        candidates = [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]
+        if self.similar is not None:
+            # Similarity only proposes: relate() and its value guard still decide, so false merges stay 0.
+            seen = {(hit.path, hit.line) for hit in candidates}
+            candidates += [hit for hit in self.similar(sentence) if (hit.path, hit.line) not in seen]
+        for hit in candidates:
             relation = relate(sentence, hit.text)
             if relation is Relation.DUPLICATE:
                 return self._duplicate(hit.path, hit.line, hit.section), []

@@ -69,7 +69,10 @@ class FakeEmbed(FakeLLM):
         with self._guard:
             return self._calls
 
-    def _answer(self, request: dict[str, Any]) -> Reply:
+    def _answer(self, request: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self._requests.append(request)
+            self._headers.append(headers)
         with self._guard:
             self._calls += 1
             if self.down:
@@ -91,6 +94,6 @@ class FakeEmbed(FakeLLM):
                 if self.path.rstrip("/") != "/v1/embeddings":
                     self._send(FakeLLM.status(404, f"no route POST {self.path}"))
                     return
-                self._send(fake._answer(json.loads(raw)))
+                self._send(fake._answer(json.loads(raw), {k.lower(): v for k, v in self.headers.items()}))
 
         return Handler

@@ -34,15 +34,15 @@ _CONCEPT = {word: group[0] for group in CONCEPTS for word in group}
 _STOP = frozenset("a an the is are was to of in on at for and or what who did do does my i".split())
 
 
-def embed(text: str) -> list[float]:
+def embed(text: str, dim: int = DIM) -> list[float]:
     """The fake model: hashed concept counts, L2-normalised."""
-    vector = [0.0] * DIM
+    vector = [0.0] * dim
     for word in re.findall(r"[a-z0-9]+", text.lower()):
         if word in _STOP:
             continue
         word = _CONCEPT.get(word.rstrip("s"), _CONCEPT.get(word, word))
         digest = hashlib.sha1(word.encode()).digest()
-        vector[digest[0] % DIM] += 1.0 if digest[1] % 2 else -1.0
+        vector[int.from_bytes(digest[:4], "big") % dim] += 1.0 if digest[4] % 2 else -1.0
     norm = math.sqrt(sum(v * v for v in vector)) or 1.0
     return [v / norm for v in vector]
 
@@ -50,8 +50,9 @@ def embed(text: str) -> list[float]:
 class FakeEmbed(FakeLLM):
     """The fake embeddings server; `down` makes it answer 503, `texts` lists what it embedded."""
 
-    def __init__(self) -> None:
+    def __init__(self, dim: int = DIM) -> None:
         super().__init__()
+        self.dim = dim
         self.down = False
         self._texts: list[str] = []
         self._calls = 0
@@ -80,7 +81,7 @@ class FakeEmbed(FakeLLM):
             inputs = request.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
             self._texts.extend(inputs)
-        data = [{"object": "embedding", "index": i, "embedding": embed(text)} for i, text in enumerate(inputs)]
+        data = [{"object": "embedding", "index": i, "embedding": embed(text, self.dim)} for i, text in enumerate(inputs)]
         # Reversed on purpose: clients must order by "index", not by position.
         return Reply(body={"object": "list", "data": data[::-1], "model": MODEL,
                            "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import markdown, memory_map, query
 from .config import Config, load_config
-from .errors import IndexUnavailable, UsageError, WolfmemError
+from .errors import ConfigError, IndexUnavailable, UsageError, WolfmemError
 from .index import FactIndex, Filters
 from .refs import Excerpt, make_ref, read_ref
 from .saving import Receipt, Saver
@@ -240,9 +240,14 @@ def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | Non
     """The Hybrid search service when embeddings are configured, else None (numpy and openai stay unloaded)."""
     if not config.embeddings_model:
         return None
-    from .embeddings import EmbeddingSettings
-    from .hybrid import Hybrid
-
+    try:
+        from .embeddings import EmbeddingSettings
+        from .hybrid import Hybrid
+    except ImportError as exc:  # numpy comes with the optional extra
+        raise ConfigError(
+            f"embeddings.model is set but {exc.name} is not installed; "
+            "run `pip install 'wolfmem[embeddings]'`, or unset embeddings.model for lexical search"
+        ) from None
     return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
 
 

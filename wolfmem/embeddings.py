@@ -39,11 +39,6 @@ class EmbeddingSettings:
     document_prefix: str = ""
 
     @property
-    def configured(self) -> bool:
-        """True when a model is set."""
-        return bool(self.model)
-
-    @property
     def endpoint(self) -> str:
         """The base URL requests go to."""
         return self.base_url or OPENAI_BASE_URL
@@ -74,7 +69,7 @@ class EmbeddingClient:
     """Turns texts into unit-length float32 vectors, or raises EmbeddingsUnavailable saying why not."""
 
     def __init__(self, settings: EmbeddingSettings) -> None:
-        if not settings.configured:
+        if not settings.model:
             raise EmbeddingsUnavailable("no embeddings model is configured; set embeddings.model")
         self.settings = settings
         self._client = openai.OpenAI(

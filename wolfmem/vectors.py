@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from .db import open_db
+from .db import immediate, open_db
 from .errors import WolfmemError
 
 _SCHEMA = """
@@ -84,15 +84,10 @@ class VectorStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
-            self._db.execute("COMMIT")
+        """A write transaction that also bumps the generation, so readers notice it."""
+        with self._guard, immediate(self._db) as db:
+            yield db
+            db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
 
     def _meta(self, key: str, default: str = "") -> str:
         with self._guard:
@@ -230,15 +225,9 @@ class VectorStore:
         current = self.endpoint()
         if current.state == state and current.error == error:
             return
-        with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
-                    ("endpoint", state), ("endpoint_error", error), ("endpoint_since", repr(time.time()))])
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._guard, immediate(self._db) as db:
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("endpoint", state), ("endpoint_error", error), ("endpoint_since", repr(time.time()))])
 
 
 def _append(path: Path, block: np.ndarray, offset: int) -> None:

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -296,6 +297,55 @@ def bench_dedup() -> tuple[float, float, int]:
     return tp / max(tp + fp, 1), tp / max(tp + fn, 1), len(DEDUP_PAIRS)
 
 
+class RandomVectors:
+    """Stands in for the embedding model when filling the store: the scan costs the same for any values."""
+
+    def __init__(self, dim: int) -> None:
+        import numpy as np
+
+        self.np, self.dim, self.rng = np, dim, np.random.default_rng(1)
+
+    def embed(self, texts: list[str], kind: str, timeout: float | None = None):
+        matrix = self.rng.standard_normal((len(texts), self.dim)).astype(self.np.float32)
+        return matrix / self.np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def bench_hybrid(root: Path, config: Config, env: dict[str, str], args: argparse.Namespace, row: dict[str, str]) -> None:
+    """Hybrid search on the same vault: the store filled with 384-d vectors, queries embedded by the fake server."""
+    from fakeembed import FakeEmbed
+
+    from wolfmem.semantic.embedder import Embedder
+
+    with FakeEmbed(dim=args.dim) as server:
+        hybrid_config = replace(config, embeddings_base_url=server.base_url, embeddings_model="bench")
+        with Memory(root, hybrid_config) as memory:
+            memory.sync()
+            embedder = Embedder(memory.index, memory.hybrid.store, RandomVectors(args.dim), 256)
+            start = time.perf_counter()
+            report = embedder.run()
+            seconds = time.perf_counter() - start
+            row["vectors_fill"] = f"{report.embedded / seconds:,.0f} facts/s ({seconds:.1f} s)"
+            row["vectors_mb"] = f"{memory.hybrid.store.matrix_path.stat().st_size / 2**20:.0f}"
+            memory.watch()
+            start = time.perf_counter()
+            memory.search(QUERIES[0])
+            row["hybrid_cold"] = f"{(time.perf_counter() - start) * 1000:.0f}"
+            for q in QUERIES:
+                memory.search(q)  # warm: every query vector is now cached, as the lexical runs have no HTTP
+            times = [timed(lambda q=q: memory.search(q)) for q in QUERIES * (2 if args.quick else 5)]
+            row["hybrid"] = f"{pct(times, 50):.1f} / {pct(times, 95):.1f}"
+            memory.hybrid.view.refresh()
+            vector = memory.hybrid._vectors[("query", QUERIES[0])]
+            dense = [timed(lambda: memory.hybrid.view.top(memory.hybrid.view.scores(vector, 0.25), 40))
+                     for _ in range(40)]
+            row["dense"] = f"{pct(dense, 50):.1f} / {pct(dense, 95):.1f}"
+        print(f"[{row['facts']}] hybrid {row['hybrid']} ms, dense scan {row['dense']} ms", file=sys.stderr)
+        hybrid_env = dict(env, WOLFMEM_EMBEDDINGS_BASE_URL=server.base_url, WOLFMEM_EMBEDDINGS_MODEL="bench")
+        cpu, rss, note = bench_daemon(root, hybrid_env, args.idle)
+        row["rss_hybrid"] = rss
+        print(f"[{row['facts']}] daemon with embeddings: rss {rss} MB ({note})", file=sys.stderr)
+
+
 def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]:
     """Every per-size measurement on a fresh vault."""
     root, state = work / f"vault-{facts}", work / f"state-{facts}"
@@ -369,6 +419,8 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
     cpu, rss, note = bench_daemon(root, env, args.idle)
     row["cpu"], row["rss"], row["daemon_note"] = cpu, rss, note
     print(f"[{facts:,}] daemon cpu {cpu} rss {rss} MB ({note})", file=sys.stderr)
+    if args.hybrid:
+        bench_hybrid(root, config, env, args, row)
     return row
 
 
@@ -398,6 +450,13 @@ def render(sizes: list[int], rows: dict[int, dict[str, str]], dedup: tuple[float
     line("daemon RSS, MB", "rss", "≤ 80 MB")
     line("save p50 / p95, ms (dedup included)", "save", "p50 ≤ 15 ms at 10k")
     line("4 concurrent writer processes", "writers", "report")
+    if any("hybrid" in rows[s] for s in sizes):
+        line("hybrid: filling the vector store (vectors given), facts/s", "vectors_fill", "report")
+        line("hybrid: vector file, MB", "vectors_mb", "report")
+        line("hybrid search p50 / p95, ms: watching process", "hybrid", "≤ lexical + 25 ms at 100k")
+        line("hybrid: first search in a new process (maps the vectors), ms", "hybrid_cold", "report")
+        line("hybrid: dense scan + top 40 alone p50 / p95, ms", "dense", "report")
+        line("daemon RSS with embeddings configured, MB", "rss_hybrid", "not + the vectors' size")
     precision, recall, pairs = dedup
     lines.append(f"| dedup precision / recall on {pairs} DEDUP_PAIRS (DUPLICATE = positive) | "
                  + " | ".join(f"{precision:.2f} / {recall:.2f}" if s == sizes[0] else "–" for s in sizes)
@@ -412,6 +471,8 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=None, help="daemon idle window in seconds (default 30)")
     parser.add_argument("--save-max", type=int, default=10000, help="largest size to run the save benchmarks on")
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
+    parser.add_argument("--hybrid", action="store_true", help="also time hybrid search and the daemon with embeddings")
+    parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")
     args = parser.parse_args()
     args.idle = args.idle or (10.0 if args.quick else 30.0)
     sizes = [int(s) for s in args.sizes.split(",") if s]

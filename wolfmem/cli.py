@@ -162,9 +162,31 @@ def reindex(vault: VaultOption = None) -> None:
                 report = memory.reindex(lambda done, total: progress.update(task, completed=done, total=total))
         else:
             report = memory.reindex()
+        embedded = _embed_all(memory) if memory.hybrid is not None else None
     typer.echo(f"Indexed {report.facts} facts from {len(report.indexed)} files.")
     for rel, why in report.skipped.items():
         typer.echo(f"skipped {rel}: {why}", err=True)
+    if embedded:
+        typer.echo(embedded)
+
+
+def _embed_all(memory: Memory) -> str:
+    """Embed every fact without a vector, with a bar on a terminal; an unreachable endpoint is no failure."""
+    from wolfmem.semantic.client import EmbeddingsUnavailable
+
+    assert memory.hybrid is not None
+    try:
+        if sys.stderr.isatty():
+            from rich.progress import Progress
+
+            with Progress(transient=True) as progress:
+                task = progress.add_task("Embedding", total=None)
+                result = memory.hybrid.embed_all(lambda done, total: progress.update(task, completed=done, total=total))
+        else:
+            result = memory.hybrid.embed_all()
+    except EmbeddingsUnavailable as exc:
+        return f"Embeddings not updated ({exc}); search stays lexical for unembedded facts until the daemon catches up."
+    return f"Embedded {result.embedded} new facts; vectors of the others were reused."
 
 
 @app.command()

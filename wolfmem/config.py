@@ -56,6 +56,20 @@ SETTINGS: tuple[Setting, ...] = (
             "WOLFMEM_LLM_API_KEY, when set, wins."),
     Setting("llm.timeout", float, 120.0, "Seconds to wait for one LLM reply (the client default is 600)."),
     Setting("llm.max_retries", int, 1, "Retries of a failed LLM request; keep 0-1 for local models."),
+    Setting("embeddings.base_url", str, None,
+            "OpenAI-compatible endpoint serving /v1/embeddings, e.g. http://localhost:11434/v1 (Ollama). "
+            "Unset: OpenAI, if a model is set."),
+    Setting("embeddings.model", str, None,
+            "Embedding model for hybrid search, e.g. nomic-embed-text. Unset: search is lexical only."),
+    Setting("embeddings.api_key_env", str, "OPENAI_API_KEY",
+            "Name of the environment variable holding the embeddings API key. "
+            "WOLFMEM_EMBEDDINGS_API_KEY, when set, wins."),
+    Setting("embeddings.timeout", float, 30.0, "Seconds to wait for one batch of embeddings."),
+    Setting("embeddings.batch", int, 64, "Facts sent in one embeddings request."),
+    Setting("embeddings.query_prefix", str, "",
+            "Text put before a search query, as some models want, e.g. 'search_query: ' (nomic-embed-text)."),
+    Setting("embeddings.document_prefix", str, "",
+            "Text put before each fact, e.g. 'search_document: ' (nomic-embed-text)."),
     Setting("schedule.curate", str, "03:00", "Local time of the nightly curation, HH:MM."),
     Setting("schedule.audit", str, "1 04:00", "Day of month and local time of the monthly audit, 'D HH:MM'."),
     Setting("schedule.digest", str, "sun 19:00",
@@ -84,6 +98,13 @@ class Config:
     llm_api_key_env: str = "OPENAI_API_KEY"
     llm_timeout: float = 120.0
     llm_max_retries: int = 1
+    embeddings_base_url: str | None = None
+    embeddings_model: str | None = None
+    embeddings_api_key_env: str = "OPENAI_API_KEY"
+    embeddings_timeout: float = 30.0
+    embeddings_batch: int = 64
+    embeddings_query_prefix: str = ""
+    embeddings_document_prefix: str = ""
     schedule_curate: str = "03:00"
     schedule_audit: str = "1 04:00"
     schedule_digest: str = "sun 19:00"
@@ -150,6 +171,12 @@ def llm_api_key(config: Config, environ: Mapping[str, str] | None = None) -> str
     """The API key from the environment: WOLFMEM_LLM_API_KEY, else the variable llm.api_key_env names."""
     environ = os.environ if environ is None else environ
     return environ.get("WOLFMEM_LLM_API_KEY") or environ.get(config.llm_api_key_env) or None
+
+
+def embeddings_api_key(config: Config, environ: Mapping[str, str] | None = None) -> str | None:
+    """The embeddings API key: WOLFMEM_EMBEDDINGS_API_KEY, else the variable embeddings.api_key_env names."""
+    environ = os.environ if environ is None else environ
+    return environ.get("WOLFMEM_EMBEDDINGS_API_KEY") or environ.get(config.embeddings_api_key_env) or None
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -50,6 +50,7 @@ class Daemon:
         self._instance_lock: filelock.FileLock | None = None
         self._watcher: Watcher | None = None
         self._scheduler: Any = None
+        self._embedding: Any = None
         self._started = False
 
     def start(self) -> None:
@@ -81,6 +82,7 @@ class Daemon:
         )
         self._watcher.start()
         self._scheduler = _start_scheduler(memory, self.config)
+        self._embedding = _start_embedding(memory)
         self._started = True
         log.info("wolfmem daemon watching %s", vault.root)
 
@@ -88,16 +90,22 @@ class Daemon:
         """Sync the index, then let go of its readers: the daemon never searches, other processes do."""
         assert self.memory is not None
         try:
-            return self.memory.sync()
+            report = self.memory.sync()
         finally:
             # Only the searcher: the scheduler's jobs may be writing through the same index right now.
             self.memory.release_readers()
+        if self._embedding is not None and (report.indexed or report.removed):
+            self._embedding.wake()
+        return report
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        if self._embedding is not None:
+            self._embedding.stop()
+            self._embedding = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -119,6 +127,18 @@ def _start_scheduler(memory: Memory, config: Config) -> Any:
     scheduler = Scheduler(memory, config, local_now)
     scheduler.start()
     return scheduler
+
+
+def _start_embedding(memory: Memory) -> Any:
+    """With embeddings configured, a thread that embeds new and changed facts in the background."""
+    if memory.hybrid is None:
+        return None
+    from wolfmem.search.index import FactIndex
+
+    # Its own index handle: the daemon closes its readers after every sync, mid-pass or not.
+    background = memory.hybrid.background(FactIndex(memory.vault.index_dir, lock=memory.vault.lock))
+    background.start()
+    return background
 
 
 def setup_logging(config: Config) -> Path:

@@ -11,15 +11,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
+from wolfmem.errors import ConfigError, IndexUnavailable, UsageError, WolfmemError
+from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import log_episode
-from wolfmem.memory import memory_map
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
@@ -31,6 +31,9 @@ from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault
 from wolfmem.storage.writer import VaultWriter
+
+if TYPE_CHECKING:
+    from wolfmem.semantic.hybrid import Hybrid
 
 log = logging.getLogger(__name__)
 
@@ -94,9 +97,12 @@ class Memory:
         self.state = StateStore(self.vault.state_dir / "state.db")
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
+        # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
+        self.hybrid = _open_hybrid(self.config, self.vault, self.index)
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
-        self._saver = Saver(self.writer, self.syncer, self.state, clock)
+        self._saver = Saver(self.writer, self.syncer, self.state, clock,
+                            similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
@@ -117,6 +123,8 @@ class Memory:
             if self._feed is not None:
                 self._feed.stop()
                 self._feed = None
+            if self.hybrid is not None:
+                self.hybrid.close()
             self.index.close()
             self.history.close()
 
@@ -190,7 +198,10 @@ class Memory:
         with self._lock:
             self.sync()
             with self.index.snapshot():
-                results = query.run(self.index, dates.text, filters, limit, dates)
+                if self.hybrid is None:
+                    results = query.run(self.index, dates.text, filters, limit, dates)
+                else:
+                    results = self.hybrid.search(dates.text, filters, limit, dates=dates)
         hits = [_to_hit(result) for result in results]
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits
@@ -239,7 +250,10 @@ class Memory:
     ) -> Receipt:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
-            return self._saver.save(fact, type, topic, request_id)
+            receipt = self._saver.save(fact, type, topic, request_id)
+            if self.hybrid is not None and receipt.status == "saved":
+                self.hybrid.embed_saved(receipt.path)
+            return receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
         """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
@@ -283,6 +297,21 @@ class Memory:
                 },
                 "conflict_copies": self.vault.conflict_copies(),
             }
+
+
+def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | None:
+    """The Hybrid search service when embeddings are configured, else None (numpy and openai stay unloaded)."""
+    if not config.embeddings_model:
+        return None
+    try:
+        from wolfmem.semantic.client import EmbeddingSettings
+        from wolfmem.semantic.hybrid import Hybrid
+    except ImportError as exc:  # numpy comes with the optional extra
+        raise ConfigError(
+            f"embeddings.model is set but {exc.name} is not installed; "
+            "run `pip install 'wolfmem[embeddings]'`, or unset embeddings.model for lexical search"
+        ) from None
+    return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
 
 
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from wolfmem.core.facts import (
 from wolfmem.errors import InvalidFact, UsageError
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
-from wolfmem.search.index import Filters
+from wolfmem.search.index import Filters, IndexHit
 from wolfmem.search.sync import Syncer
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
@@ -105,12 +105,19 @@ class Saver:
     """Performs memory_save for one vault."""
 
     def __init__(
-        self, writer: VaultWriter, syncer: Syncer, state: StateStore, clock: Callable[[], datetime]
+        self,
+        writer: VaultWriter,
+        syncer: Syncer,
+        state: StateStore,
+        clock: Callable[[], datetime],
+        similar: Callable[[str], list[IndexHit]] | None = None,
     ) -> None:
         self.writer = writer
         self.syncer = syncer
         self.state = state
         self.clock = clock
+        # With embeddings: the curated facts nearest in meaning, extra candidates for relate() to judge.
+        self.similar = similar
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -158,7 +165,12 @@ class Saver:
         terms = query.plan(index, sentence).searched
         # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts.
         hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0})
-        for hit in [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]:
+        candidates = [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]
+        if self.similar is not None:
+            # Similarity only proposes: relate() and its value guard still decide, so false merges stay 0.
+            seen = {(hit.path, hit.line) for hit in candidates}
+            candidates += [hit for hit in self.similar(sentence) if (hit.path, hit.line) not in seen]
+        for hit in candidates:
             relation = relate(sentence, hit.text)
             if relation is Relation.DUPLICATE:
                 self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])

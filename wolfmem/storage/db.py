@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_SECONDS = 60.0
@@ -28,3 +30,19 @@ def open_db(path: Path, schema: str) -> sqlite3.Connection:
                 db.close()
                 raise
             time.sleep(0.01)
+
+
+@contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction that takes SQLite's write lock up front, rolled back on any error.
+
+    IMMEDIATE: a read-then-write transaction could not upgrade its lock once another process wrote,
+    and SQLite would fail it at once instead of waiting.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

@@ -190,3 +190,22 @@ DEDUP_HELDOUT: list[tuple[str, str, Relation]] = [
     ),
     ("Tom manages the data platform", "Tom used to manage the data platform", UNR),
 ]
+
+# Probes of the new rules' edges, added while designing them: what they must not unlock.
+DEDUP_PAIRS += [
+    ("Sarah, Bob's manager, likes tea", "Bob, Sarah's manager, likes tea", CON),  # an aside, not a list
+    ("Sarah works for Bob", "Bob works for Sarah", CON),  # no determiner: not a compound
+    ("The manager of Sarah is Bob", "Bob's manager is Sarah", CON),
+    ("The manager of Sarah is Bob", "Sarah's manager is Bob", DUP),
+    ("Alice and Bob manage Carol", "Carol and Bob manage Alice", CON),
+    ("Omar works with Rosa", "Omar is with Rosa", UNR),  # "works with" is not "is with"
+    ("Deploys never happen on Fridays", "On Fridays deploys never happen", DUP),
+    ("The EU team reports to the US team", "The US team reports to the EU team", CON),
+    ("Bob gave Alice the laptop", "Alice gave Bob the laptop", CON),
+    ("Tests run on Linux and macOS", "Tests run on macOS and Linux", DUP),
+    ("Tests run on Linux, then macOS", "Tests run on macOS, then Linux", CON),
+    ("A copy of the S3 bucket is kept in GCS", "A copy of the GCS bucket is kept in S3", CON),
+    ("The backup of Postgres goes to S3", "The Postgres backup goes to S3", DUP),
+    ("Sarah is the owner of the repo", "Sarah owns the repo", DUP),
+    ("Sarah is the owner of the repo", "Sarah is a member of the repo", UNR),
+]

@@ -475,3 +475,60 @@ def test_concurrent_editor_writes_are_never_clobbered(memory: Memory, vault: Pat
     assert [line for line in written if line not in lines] == []
     for fact in facts:
         assert lines.count(f"- {fact}") == 1, fact
+
+
+# -- paraphrase kinds (issue 14) ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("Uses Kafka and Postgres", "Uses Postgres and Kafka"),  # a list in another order
+        ("The Slack channel for Atlas is atlas-dev", "The Atlas Slack channel is atlas-dev"),  # a compound
+        ("This quarter the team is going to focus on search", "This quarter the team is focused on search"),
+        ("Omar works on the payments API", "Omar is on the payments API"),  # a light verb
+        ("Jin leads the mobile team", "Jin is the leader of the mobile team"),  # an agent noun
+        ("Kai wrote the ingestion service", "Kai writes the ingestion service"),  # an irregular verb
+    ],
+)
+def test_paraphrase_kinds_are_duplicates(memory: Memory, vault: Path, first: str, again: str) -> None:
+    original = memory.save(first, type="projects")
+    memory.save("Backups are stored in S3")  # an unrelated neighbour
+    before = _files(vault)
+    receipt = memory.save(again, type="projects")
+    assert receipt.status == "duplicate"
+    assert receipt.duplicate_of == original.ref
+    assert _files(vault) == before
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("Uses Kafka and Postgres", "Uses Kafka and MySQL"),
+        ("The deploy key for GitHub lives in 1Password", "The deploy key for GitLab lives in 1Password"),
+        ("The payment service for EU calls the US gateway", "The payment service for US calls the EU gateway"),
+        ("Ana likes Python but not Java", "Ana likes Java but not Python"),
+        ("The backup runs before the deploy", "The backup runs after the deploy"),
+        (
+            "On my personal work laptop the integrated terminal color theme in VS Code is always set to light mode",
+            "On my personal work laptop the integrated terminal color theme in VS Code is always set to dark mode",
+        ),
+    ],
+)
+def test_changed_values_are_saved_beside_the_older_fact(memory: Memory, vault: Path, first: str, again: str) -> None:
+    memory.save(first, type="projects")
+    receipt = memory.save(again, type="projects")
+    assert receipt.status == "saved"
+    assert _bullets(vault, "projects")[-2:] == [first, again]
+
+
+def test_cli_save_of_a_reordered_list_is_a_duplicate(tmp_path: Path) -> None:
+    vault = str(tmp_path / "vault")
+    assert run_cli("init", "--vault", vault).returncode == 0
+    first = run_cli("save", "Meetings are on Tuesday and Friday", "--vault", vault, "--json")
+    assert first.returncode == 0, first.stderr
+    again = run_cli("save", "Meetings are on Friday and Tuesday", "--vault", vault, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["duplicate_of"] == json.loads(first.stdout)["ref"]
+    changed = run_cli("save", "Meetings are on Tuesday and Thursday", "--vault", vault, "--json")
+    receipt = json.loads(changed.stdout)
+    assert receipt["status"] == "saved"
+    assert receipt["possibly_contradicts"] == [json.loads(first.stdout)["ref"]]

@@ -11,6 +11,7 @@ from wolfmem.facts import (
     Relation,
     clean_fact,
     count_sentences,
+    entity_heading,
     mentions_entity,
     normalise,
     relate,
@@ -197,3 +198,44 @@ def test_relate_stop_word_only_facts(new: str, old: str, expected: Relation) -> 
 )
 def test_mentions_entity(heading: str, fact: str, expected: bool) -> None:
     assert mentions_entity(heading, fact) is expected
+
+
+@pytest.mark.parametrize(
+    ("heading", "fact", "expected"),
+    [
+        ("[[Dave Smith]]", "Dave Smith owns billing", True),
+        ("[[Dave Smith]]", "Smith approved the budget", True),
+        ("[[Dave Smith|Dave]]", "Dave likes chess", True),  # the alias
+        ("[[people/Dave Smith|DS]]", "DS signed off", True),
+        ("[[people/Dave Smith.md#Role]]", "Dave moved teams", True),  # folder, extension, anchor dropped
+        ("[Dave Smith](people/dave.md)", "Dave is on call", True),  # a markdown link's text
+        ("[[Dave Smith]]", "Davey is new", False),
+        ("[[Dave Smith]]", "people are busy", False),  # a link's folder is not its name
+        ("Notes on [[Atlas]]", "Atlas ships in May", True),
+    ],
+)
+def test_mentions_entity_reads_links(heading: str, fact: str, expected: bool) -> None:
+    assert mentions_entity(heading, fact) is expected
+
+
+@pytest.mark.parametrize(
+    ("headings", "name", "expected"),
+    [
+        (["Sarah (Manager)", "Tom"], "Sarah", "Sarah (Manager)"),
+        (["Tom", "Sarah (Manager)"], "sarah", "Sarah (Manager)"),
+        (["Sarah (Manager)"], "Sarah (Team lead)", "Sarah (Manager)"),  # qualifiers name no entity
+        (["Sarah (Manager)"], "Sarah Connor", None),  # the topic names someone more specific
+        (["Dave Smith"], "Dave", "Dave Smith"),
+        (["[[Dave Smith|Dave]]"], "Dave", "[[Dave Smith|Dave]]"),
+        (["[[Dave Smith]]"], "Dave Smith", "[[Dave Smith]]"),
+        (["[[Dave Smith]]"], "[[Dave Smith]]", "[[Dave Smith]]"),
+        (["Project Atlas \u2014 migration"], "Atlas", "Project Atlas \u2014 migration"),
+        (["Dave Smith", "Dave"], "Dave", "Dave"),  # the heading naming exactly the topic wins
+        (["Dave Smith", "Dave Jones"], "Dave", None),  # two people: no guess
+        (["Sarah (Manager)", "Sarah (Designer)"], "Sarah", None),
+        (["Notes", "Unfiled"], "Notes", None),  # generic words name no entity
+        (["Sarah (Manager)"], "Manager", None),
+    ],
+)
+def test_entity_heading(headings: list[str], name: str, expected: str | None) -> None:
+    assert entity_heading(headings, name) == expected

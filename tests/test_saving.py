@@ -532,3 +532,78 @@ def test_cli_save_of_a_reordered_list_is_a_duplicate(tmp_path: Path) -> None:
     receipt = json.loads(changed.stdout)
     assert receipt["status"] == "saved"
     assert receipt["possibly_contradicts"] == [json.loads(first.stdout)["ref"]]
+
+
+# -- topics name entities; wikilink headings (issue 16, items 6 and 7) ---------------------------
+PEOPLE_WITH_LINKS = (
+    "# People\n\n## Sarah (Manager)\n- Sarah leads infra\n\n## [[Dave Smith|Dave]]\n- Dave owns billing\n\n"
+    "## [[people/Priya Patel]]\n- Priya runs QA\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("topic", "section"),
+    [
+        ("Sarah", "Sarah (Manager)"),  # the same section the fact goes to with no topic
+        ("sarah", "Sarah (Manager)"),
+        ("Sarah (Team lead)", "Sarah (Manager)"),
+        ("Dave", "[[Dave Smith|Dave]]"),
+        ("Dave Smith", "[[Dave Smith|Dave]]"),
+        ("[[Dave Smith]]", "[[Dave Smith|Dave]]"),
+        ("Priya Patel", "[[people/Priya Patel]]"),
+        ("Sarah Connor", "Sarah Connor"),  # someone else: a new section
+        ("Tom", "Tom"),
+    ],
+)
+def test_topic_finds_the_section_about_its_entity(memory: Memory, vault: Path, topic: str, section: str) -> None:
+    people = vault / "knowledge" / "people.md"
+    people.write_text(PEOPLE_WITH_LINKS)
+    receipt = memory.save("They asked for the quarterly numbers", type="people", topic=topic)
+    assert receipt.section == section
+    lines = people.read_text().splitlines()
+    assert lines[receipt.line - 1] == "- They asked for the quarterly numbers"
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings.count(f"## {section}") == 1
+    assert len(headings) == 3 + (section in ("Sarah Connor", "Tom"))
+
+
+@pytest.mark.parametrize(
+    ("fact", "section"),
+    [
+        ("Dave prefers chess", "[[Dave Smith|Dave]]"),  # the alias
+        ("Smith approved the budget", "[[Dave Smith|Dave]]"),
+        ("Priya is out on Friday", "[[people/Priya Patel]]"),
+        ("Sarah prefers async standups", "Sarah (Manager)"),
+        ("Susan likes tea", "Unfiled"),
+    ],
+)
+def test_fact_is_filed_under_a_wikilink_heading(memory: Memory, vault: Path, fact: str, section: str) -> None:
+    (vault / "knowledge" / "people.md").write_text(PEOPLE_WITH_LINKS)
+    receipt = memory.save(fact, type="people")
+    assert receipt.section == section
+    lines = (vault / "knowledge" / "people.md").read_text().splitlines()
+    assert lines[receipt.line - 1] == f"- {fact}"
+    assert sum(line.startswith("## ") for line in lines) == 3 + (section == "Unfiled")
+
+
+def test_cli_topic_and_wikilink_heading_then_curation_joins_a_bare_name(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    people = vault / "knowledge" / "people.md"
+
+    def save(*args: str) -> dict:
+        result = run_cli("save", *args, "--type", "people", "--vault", str(vault), "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    assert run_cli("init", "--vault", str(vault)).returncode == 0
+    assert save("Sarah likes tea", "--topic", "Sarah")["section"] == "Sarah"  # nothing else yet
+    with people.open("a") as file:  # a person adds the sections their way
+        file.write("\n## Sarah (Manager)\n- Sarah is my manager\n\n## [[Dave Smith|Dave]]\n- Dave owns billing\n")
+    assert save("Dave prefers chess")["section"] == "[[Dave Smith|Dave]]"
+    assert save("Dave is on call in May", "--topic", "Dave")["section"] == "[[Dave Smith|Dave]]"
+    curated = run_cli("curate", "--vault", str(vault))
+    assert curated.returncode == 0, curated.stderr
+    text = people.read_text()
+    assert "## Sarah\n" not in text
+    assert "## Sarah (Manager)\n- Sarah is my manager\n- Sarah likes tea\n" in text
+    assert save("Sarah prefers async standups", "--topic", "Sarah")["section"] == "Sarah (Manager)"

@@ -16,6 +16,7 @@ from .errors import InvalidFact, UsageError
 from .facts import (
     Relation,
     clean_fact,
+    entity_heading,
     has_lone_surrogate,
     is_blank,
     mentions_entity,
@@ -239,7 +240,9 @@ class Saver:
         """The topic's section, else a section whose heading names an entity the fact mentions, else Unfiled."""
         if topic is not None:
             existing = markdown.find_section(parsed, topic)
-            return existing.heading if existing else topic
+            # "--topic Sarah" belongs under "## Sarah (Manager)", as a fact naming Sarah would.
+            named = entity_heading([section.heading for section in parsed.sections], topic)
+            return existing.heading if existing else named or topic
         for section in parsed.sections:
             if mentions_entity(section.heading, sentence):
                 return section.heading

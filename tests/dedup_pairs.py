@@ -208,4 +208,6 @@ DEDUP_PAIRS += [
     ("The backup of Postgres goes to S3", "The Postgres backup goes to S3", DUP),
     ("Sarah is the owner of the repo", "Sarah owns the repo", DUP),
     ("Sarah is the owner of the repo", "Sarah is a member of the repo", UNR),
+    ("The team that Sarah manages for Bob", "The team that Bob manages for Sarah", CON),  # a clause
+    ("The engineer Sarah hired for Bob starts Monday", "The engineer Bob hired for Sarah starts Monday", CON),
 ]

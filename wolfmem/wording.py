@@ -100,9 +100,12 @@ class Token:
     lead: bool = False  # a capitalised first word: maybe a name, maybe a verb ("Uses Kafka")
 
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
 def tokens_with_gaps(fact: str) -> list[tuple[str, str]]:
     """`text.tokens(fact)`, each with the text that precedes it (punctuation, spaces)."""
-    lowered = fact.lower()
+    lowered = fact.translate(_APOSTROPHES).lower()  # as text.tokens reads them
     out = []
     position = 0
     for word in text.tokens(fact):
@@ -117,7 +120,8 @@ def tokens_with_gaps(fact: str) -> list[tuple[str, str]]:
 
 _COORDINATORS = frozenset({"and", "or", "nor", "plus"})
 _ARTICLES = frozenset({"a", "an", "the"})
-_DETERMINERS = _ARTICLES | frozenset("my our your his her their its this that these those".split())
+# Not "that": it also starts a clause ("the team that Sarah manages for Bob").
+_DETERMINERS = _ARTICLES | frozenset("my our your his her their its this these those".split())
 _OF = frozenset({"of", "for"})
 # A fact's values in reading order: each group a list whose items may come in any order, each item
 # (a multi-word name such as "Dave Smith", or "Port 8080") a tuple whose words keep their order.
@@ -175,6 +179,11 @@ def _compound_start(tokens: Sequence[Token], first: int) -> int | None:
     while start > 0 and tokens[start - 1].word not in text.STOP_WORDS:
         start -= 1
     if start == k or start == 0 or tokens[start - 1].word not in _DETERMINERS:
+        return None
+    # A compound's names come first ("the GitHub SSH key"); a name after a noun starts a clause
+    # ("the engineer Sarah hired for Bob"), whose roles a move would swap.
+    kinds = [token.value is not None for token in tokens[start:k]]
+    if kinds != sorted(kinds, reverse=True):
         return None
     return start
 

@@ -113,6 +113,8 @@ def _orders(fact: str) -> frozenset[wording.Order]:
         ("the service for EU calls the US gateway", "the service for US calls the EU gateway", False),
         ("moved from 9 to 10", "moved from 10 to 9", False),
         ("ran Linux, then Debian", "ran Debian, then Linux", False),  # a comma without "and"
+        ("the team that Sarah manages for Bob", "the team that Bob manages for Sarah", False),  # a clause
+        ("the engineer Sarah hired for Bob", "the engineer Bob hired for Sarah", False),  # names after a noun
     ],
 )
 def test_value_orders(one: str, other: str, same_roles: bool) -> None:

@@ -283,18 +283,11 @@ def bench_writers(root: Path, env: dict[str, str], writers: int, each: int) -> f
 
 def bench_dedup() -> tuple[float, float, int]:
     """Precision and recall of facts.relate on DEDUP_PAIRS, DUPLICATE being the positive class."""
+    from bench_dedup import relate_merges, score
     from dedup_pairs import DEDUP_PAIRS
 
-    from wolfmem.core.facts import Relation, relate
-
-    tp = fp = fn = 0
-    for new, old, expected in DEDUP_PAIRS:
-        got = relate(new, old) is Relation.DUPLICATE
-        want = expected is Relation.DUPLICATE
-        tp += got and want
-        fp += got and not want
-        fn += want and not got
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1), len(DEDUP_PAIRS)
+    result = score(DEDUP_PAIRS, relate_merges)
+    return result.precision, result.recall, result.pairs
 
 
 class RandomVectors:

@@ -14,6 +14,7 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import (
     Relation,
     clean_fact,
+    entity_heading,
     fact_key,
     is_blank,
     mentions_entity,
@@ -246,7 +247,9 @@ class Saver:
         """The topic's section, else a section whose heading names an entity the fact mentions, else Unfiled."""
         if topic is not None:
             existing = markdown.find_section(parsed, topic)
-            return existing.heading if existing else topic
+            # "--topic Sarah" belongs under "## Sarah (Manager)", as a fact naming Sarah would.
+            named = entity_heading([section.heading for section in parsed.sections], topic)
+            return existing.heading if existing else named or topic
         for section in parsed.sections:
             if mentions_entity(section.heading, sentence):
                 return section.heading

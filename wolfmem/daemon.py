@@ -7,8 +7,10 @@ import logging.handlers
 import os
 import signal
 import threading
+import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import filelock
 
@@ -18,6 +20,9 @@ from .memory import Memory, local_now
 from .sync import SyncReport
 from .vault import Vault
 from .watcher import Watcher
+
+if TYPE_CHECKING:
+    from .jobs import JobFunc, JobRun
 
 log = logging.getLogger(__name__)
 
@@ -87,10 +92,14 @@ class Daemon:
     def _sync(self) -> SyncReport:
         """Sync the index, then let go of its readers: the daemon never searches, other processes do."""
         assert self.memory is not None
+        started = time.monotonic()
         try:
-            return self.memory.sync()
+            report = self.memory.sync()
         finally:
             self.memory.index.close()
+        log.debug("sync: %d file(s) indexed, %d removed, in %.0f ms",
+                  len(report.indexed), len(report.removed), (time.monotonic() - started) * 1000)
+        return report
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""
@@ -113,20 +122,44 @@ class Daemon:
 
 
 def _start_scheduler(memory: Memory, config: Config) -> Any:
+    from .jobs import DEFAULT_JOBS, JobRunner
     from .scheduler import Scheduler
 
-    scheduler = Scheduler(memory, config, local_now)
+    runner = JobRunner(memory, config, jobs={name: _logged(name, job) for name, job in DEFAULT_JOBS.items()})
+    scheduler = Scheduler(memory, config, local_now, runner=runner)
     scheduler.start()
     return scheduler
 
 
+def _logged(name: str, job: JobFunc) -> JobFunc:
+    """The job, logging its completion with its duration and outcome."""
+
+    def run(job_run: JobRun) -> Mapping[str, Any]:
+        started = time.monotonic()
+        status, summary = "failed", "raised an error; the traceback follows"
+        try:
+            outcome = job(job_run)
+            status, summary = str(outcome.get("status") or "ok"), str(outcome.get("summary") or "")
+            return outcome
+        finally:
+            log.info("%s for %s finished in %.1f s: %s%s", name, job_run.period, time.monotonic() - started,
+                     status, f" ({summary})" if summary else "")
+
+    return run
+
+
+def log_file(config: Config) -> Path:
+    """The daemon's log file for the vault these settings name; each vault has its own."""
+    return config.log_path(Vault(config.vault_path(), config.state_root()).state_dir.name)
+
+
 def setup_logging(config: Config) -> Path:
-    """Log to stderr and to the log file under the user log dir."""
-    path = config.log_path()
+    """Log to stderr and to the vault's log file under the log dir, at the configured level."""
+    path = log_file(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger("wolfmem")
-    root.setLevel(logging.INFO)
+    root.setLevel(config.log_level.upper())
     # A daemon runs for months: the file rolls over at 5 MB, keeping three old ones.
     rolling = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     for handler in (logging.StreamHandler(), rolling):

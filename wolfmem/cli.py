@@ -53,7 +53,7 @@ def _global_options(
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
-    """wolfmem: long-term memory for AI agents, kept in a markdown vault."""
+    """The options that come before any command."""
 
 
 # -- plumbing -----------------------------------------------------------------

@@ -120,10 +120,6 @@ class Config:
         """A copy pointing at another vault (None keeps this one)."""
         return self if vault is None else dataclasses.replace(self, vault=str(vault))
 
-    def items(self) -> list[tuple[Setting, Any]]:
-        """Each setting with its resolved value, in table order."""
-        return [(setting, getattr(self, setting.field)) for setting in SETTINGS]
-
 
 class Source(StrEnum):
     """Where a setting's value came from."""

@@ -342,6 +342,7 @@ def bench_hybrid(root: Path, config: Config, env: dict[str, str], args: argparse
 def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]:
     """Every per-size measurement on a fresh vault."""
     root, state = work / f"vault-{facts}", work / f"state-{facts}"
+    (work / "no-config.toml").touch()  # an empty config file: $WOLFMEM_CONFIG must name one that exists
     env = dict(os.environ, WOLFMEM_STATE_DIR=str(state), WOLFMEM_LOG_DIR=str(work / "logs"),
                WOLFMEM_CONFIG=str(work / "no-config.toml"))
     os.environ.update({k: env[k] for k in ("WOLFMEM_STATE_DIR", "WOLFMEM_LOG_DIR", "WOLFMEM_CONFIG")})

@@ -16,6 +16,7 @@ from wolfmem import Config, Memory
 
 REPO = Path(__file__).resolve().parent.parent
 _CLEARED = (
+    "WOLFMEM_CONFIG",
     "WOLFMEM_VAULT",
     "WOLFMEM_LLM_BASE_URL",
     "WOLFMEM_LLM_MODEL",
@@ -41,7 +42,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(name, str(home / sub))
     monkeypatch.setenv("WOLFMEM_STATE_DIR", str(tmp_path / "wolfmem-state"))
     monkeypatch.setenv("WOLFMEM_LOG_DIR", str(tmp_path / "wolfmem-logs"))
-    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "no-config.toml"))
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
     return home

@@ -60,7 +60,7 @@ def spawn(vault: Path, state_dir: Path, errlog_path: Path) -> Iterator[McpClient
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "wolfmem", "mcp", "--vault", str(vault)],
-        env={"WOLFMEM_STATE_DIR": str(state_dir), "WOLFMEM_CONFIG": str(state_dir / "absent.toml")},
+        env={"WOLFMEM_STATE_DIR": str(state_dir), "XDG_CONFIG_HOME": str(state_dir / "no-config-home")},
         cwd=str(ROOT),
     )
     with open(errlog_path, "w") as errlog, start_blocking_portal() as portal:

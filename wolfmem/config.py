@@ -7,6 +7,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ class Setting:
     type: type
     default: Any
     help: str
+    choices: tuple[str, ...] = ()
 
     @property
     def env(self) -> str:
@@ -42,7 +44,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("state_dir", str, None,
             "Where this machine keeps the index, manifest, locks and run records for each vault. "
             "Default: <user state dir>/wolfmem. Never inside the vault, so sync tools leave it alone."),
-    Setting("log_dir", str, None, "Where the daemon writes its log. Default: <user log dir>/wolfmem."),
+    Setting("log_dir", str, None,
+            "Where the daemon writes its log, one file per vault named like its state folder. "
+            "Default: <user log dir>/wolfmem."),
+    Setting("log_level", str, "info", "How much the daemon logs; debug adds a line per index sync.",
+            choices=("debug", "info", "warning", "error")),
     Setting("index.max_file_bytes", int, 512_000,
             "Bytes of one file that are indexed; the rest of a larger file is skipped with a warning."),
     Setting("watcher.debounce_ms", int, 100, "Quiet time after a file event before the file is re-indexed."),
@@ -90,6 +96,7 @@ class Config:
     vault: str | None = None
     state_dir: str | None = None
     log_dir: str | None = None
+    log_level: str = "info"
     index_max_file_bytes: int = 512_000
     watcher_debounce_ms: int = 100
     watcher_reconcile_seconds: int = 300
@@ -124,19 +131,34 @@ class Config:
             return Path(self.state_dir).expanduser()
         return Path(platformdirs.user_state_dir(APP, appauthor=False))
 
-    def log_path(self) -> Path:
-        """The daemon's log file."""
+    def log_path(self, vault_name: str) -> Path:
+        """The daemon's log file for one vault, named like the vault's state folder."""
         base = Path(self.log_dir).expanduser() if self.log_dir else Path(
             platformdirs.user_log_dir(APP, appauthor=False))
-        return base / "wolfmem.log"
+        return base / f"{vault_name}.log"
 
     def with_vault(self, vault: str | Path | None) -> Config:
         """A copy pointing at another vault (None keeps this one)."""
         return self if vault is None else dataclasses.replace(self, vault=str(vault))
 
-    def items(self) -> list[tuple[Setting, Any]]:
-        """Each setting with its resolved value, in table order."""
-        return [(setting, getattr(self, setting.field)) for setting in SETTINGS]
+
+class Source(StrEnum):
+    """Where a setting's value came from."""
+
+    DEFAULT = "default"
+    FILE = "file"
+    ENVIRONMENT = "environment"
+    FLAG = "flag"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """One setting's value, where it came from, and the file, variable or flag that set it."""
+
+    setting: Setting
+    value: Any
+    source: Source
+    origin: str = ""
 
 
 def default_config_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -153,18 +175,42 @@ def load_config(
     config_file: Path | None = None,
 ) -> Config:
     """Resolve every setting: overrides (CLI flags) > WOLFMEM_* env > TOML file > default."""
+    return Config(**{item.setting.field: item.value for item in resolve(overrides, environ, config_file)})
+
+
+def resolve(
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> list[Resolved]:
+    """Each setting's value and its source, in table order, by the precedence load_config applies."""
     environ = os.environ if environ is None else environ
+    overrides = overrides or {}
+    unknown = sorted(set(overrides) - set(_BY_KEY))
+    if unknown:
+        raise ConfigError(f"unknown setting(s) {', '.join(unknown)}; run `wolfmem config` to list the valid keys")
     path = config_file if config_file is not None else default_config_file(environ)
-    values: dict[str, Any] = {s.field: s.default for s in SETTINGS}
-    for key, raw in _read_toml(path).items():
-        values[_BY_KEY[key].field] = _coerce(_BY_KEY[key], raw, f"{path}: {key}")
+    if config_file is None and environ.get("WOLFMEM_CONFIG") and not path.is_file():
+        # Silently falling back to defaults would hide a typo in the variable.
+        raise ConfigError(
+            f"$WOLFMEM_CONFIG names {path}, which is not a file; create it (`wolfmem config > {path}` "
+            "writes the current settings) or unset WOLFMEM_CONFIG"
+        )
+    from_file = _read_toml(path)
+    resolved = []
     for setting in SETTINGS:
+        item = Resolved(setting, setting.default, Source.DEFAULT)
+        if setting.key in from_file:
+            raw = from_file[setting.key]
+            item = Resolved(setting, _coerce(setting, raw, f"{path}: {setting.key}"), Source.FILE, str(path))
         if environ.get(setting.env, "") != "":
-            values[setting.field] = _coerce(setting, environ[setting.env], setting.env)
-    for key, raw in (overrides or {}).items():
-        if raw is not None:
-            values[_BY_KEY[key].field] = _coerce(_BY_KEY[key], raw, f"--{key}")
-    return Config(**values)
+            raw = environ[setting.env]
+            item = Resolved(setting, _coerce(setting, raw, setting.env), Source.ENVIRONMENT, "$" + setting.env)
+        if overrides.get(setting.key) is not None:
+            flag = f"--{setting.key}"
+            item = Resolved(setting, _coerce(setting, overrides[setting.key], flag), Source.FLAG, flag)
+        resolved.append(item)
+    return resolved
 
 
 def llm_api_key(config: Config, environ: Mapping[str, str] | None = None) -> str | None:
@@ -220,7 +266,12 @@ def _coerce(setting: Setting, raw: Any, where: str) -> Any:
             raise ValueError(raw)
         if setting.type is int and isinstance(raw, bool):
             raise ValueError(raw)
-        return setting.type(raw)
+        value = setting.type(raw)
+        if setting.choices:
+            value = value.strip().lower()
+        if setting.choices and value not in setting.choices:
+            raise ConfigError(f"{where}: {raw!r} is not one of {', '.join(setting.choices)} for {setting.key}")
+        return value
     except (TypeError, ValueError):
         raise ConfigError(
             f"{where}: {raw!r} is not a valid {setting.type.__name__} for {setting.key} ({setting.help})"

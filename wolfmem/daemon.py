@@ -7,6 +7,7 @@ import logging.handlers
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,7 @@ class Daemon:
     def _sync(self) -> SyncReport:
         """Sync the index, then let go of its readers: the daemon never searches, other processes do."""
         assert self.memory is not None
+        started = time.monotonic()
         try:
             report = self.memory.sync()
         finally:
@@ -96,6 +98,8 @@ class Daemon:
             self.memory.release_readers()
         if self._embedding is not None and (report.indexed or report.removed):
             self._embedding.wake()
+        log.debug("sync: %d file(s) indexed, %d removed, in %.0f ms",
+                  len(report.indexed), len(report.removed), (time.monotonic() - started) * 1000)
         return report
 
     def stop(self) -> None:
@@ -141,13 +145,18 @@ def _start_embedding(memory: Memory) -> Any:
     return background
 
 
+def log_file(config: Config) -> Path:
+    """The daemon's log file for the vault these settings name; each vault has its own."""
+    return config.log_path(Vault(config.vault_path(), config.state_root()).state_dir.name)
+
+
 def setup_logging(config: Config) -> Path:
-    """Log to stderr and to the log file under the user log dir."""
-    path = config.log_path()
+    """Log to stderr and to the vault's log file under the log dir, at the configured level."""
+    path = log_file(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger("wolfmem")
-    root.setLevel(logging.INFO)
+    root.setLevel(config.log_level.upper())
     # A daemon runs for months: the file rolls over at 5 MB, keeping three old ones.
     rolling = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     for handler in (logging.StreamHandler(), rolling):

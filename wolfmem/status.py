@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wolfmem.daemon import daemon_pid
+from wolfmem.daemon import daemon_pid, log_file
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
 
@@ -14,7 +14,7 @@ def collect(memory: Memory) -> dict[str, Any]:
     """Vault, daemon, index health, jobs and LLM, as JSON-ready data."""
     data = memory.status()
     pid = daemon_pid(memory.vault)
-    data["daemon"] = {"running": pid is not None, "pid": pid}
+    data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(memory.config))}
     config = memory.config
     data["llm"] = {
         "mode": "llm" if config.llm_model else "offline",
@@ -45,6 +45,7 @@ def render(data: dict[str, Any]) -> str:
         f"vault:    {data['vault']}",
         f"state:    {data['state_dir']}",
         f"daemon:   {'running (pid %s)' % daemon['pid'] if daemon['running'] else 'not running'}",
+        f"log:      {daemon['log']}",
         f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}",
     ]
     if index["stale_files"]:

@@ -51,7 +51,7 @@ class JobRunner:
         self.config = config
         self.schedules = schedules(config)
         self.jobs: dict[str, JobFunc] = {**DEFAULT_JOBS, **(jobs or {})}
-        self.lease = LeaseFile(memory.writer, machine_id(config.state_root()), config.lease_hours)
+        self.lease = LeaseFile(memory.vault, machine_id(config.state_root()), config.lease_hours, memory.writer)
 
     # -- triggers -------------------------------------------------------------------------------------------
     def run_due(self, now: datetime) -> list[dict[str, Any]]:
@@ -187,6 +187,8 @@ class JobRunner:
             log.exception("%s for %s failed", name, run.period)
             outcome, status, reason = {}, "failed", f"{type(exc).__name__}: {exc}"
         finished = self.memory.clock()
+        log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,
+                 (finished - run.now).total_seconds(), status, str(outcome.get("summary") or reason or status))
         result = {
             "job": name,
             "period": run.period,

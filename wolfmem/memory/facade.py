@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.errors import ConfigError, IndexUnavailable, UsageError, WolfmemError
+from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import log_episode
@@ -303,14 +303,10 @@ def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | Non
     """The Hybrid search service when embeddings are configured, else None (numpy and openai stay unloaded)."""
     if not config.embeddings_model:
         return None
-    try:
-        from wolfmem.semantic.client import EmbeddingSettings
-        from wolfmem.semantic.hybrid import Hybrid
-    except ImportError as exc:  # numpy comes with the optional extra
-        raise ConfigError(
-            f"embeddings.model is set but {exc.name} is not installed; "
-            "run `pip install 'wolfmem[embeddings]'`, or unset embeddings.model for lexical search"
-        ) from None
+    # Imported here: numpy and the openai client cost a lexical-only process memory it never uses.
+    from wolfmem.semantic.client import EmbeddingSettings
+    from wolfmem.semantic.hybrid import Hybrid
+
     return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
 
 

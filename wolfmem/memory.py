@@ -12,12 +12,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from . import markdown, memory_map, query
+from . import limits, markdown, memory_map, query
+from .cancellation import checkpoint
 from .config import Config, load_config
 from .errors import IndexUnavailable, UsageError, WolfmemError
 from .index import FactIndex, Filters
 from .refs import Excerpt, make_ref, read_ref
-from .saving import Receipt, Saver
+from .saving import LogReceipt, Receipt, Saver
 from .state import StateStore
 from .sync import SyncReport, Syncer
 from .vault import CURATED, CURATED_PATHS, Vault
@@ -102,14 +103,15 @@ class Memory:
                 self._feed = None
             self.index.close()
 
-    def watch(self) -> None:
+    def watch(self, on_change: Callable[[], None] | None = None) -> None:
         """Watch the vault from this process, so searches skip the stat scan while nothing changed.
 
         For long-lived processes (the MCP server); a one-shot command is better off scanning once.
+        `on_change` is called from the watcher thread after each relevant file event.
         """
         with self._lock:
             if self._feed is None:
-                self._feed = ChangeFeed(self.vault)
+                self._feed = ChangeFeed(self.vault, on_change)
                 self._feed.start()
 
     def sync(self) -> SyncReport:
@@ -157,20 +159,26 @@ class Memory:
         limit = _limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
+        limits.QUERY.check(query_text)
         with self._lock:
+            checkpoint("bringing the index up to date")
             self.sync()
+            checkpoint("searching the index")
             with self.index.snapshot():
                 results = query.run(self.index, query_text, filters, limit)
         return [_to_hit(result) for result in results]
 
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
+        limits.REF.check(ref)
+        checkpoint("reading the file")
         return read_ref(self.vault, ref)
 
     def memory_map(self) -> str:
         """The `<memory_map>` block: the `##` headers of the five curated files and coarse counts."""
         with self._lock:
             self.sync()
+            checkpoint("reading the headings")
             headings = []
             for name, rel in zip(CURATED, CURATED_PATHS):
                 headings.append((f"{name}.md", self._headings(rel)))
@@ -196,11 +204,15 @@ class Memory:
         with self._lock:
             return self._saver.save(fact, type, topic, request_id)
 
-    def log_episode(self, text: str | list[str], headline: str | None = None, when: datetime | None = None) -> Hit:
+    def log_episode(
+        self, text: str | list[str], headline: str | None = None, when: datetime | None = None
+    ) -> LogReceipt:
         """Append a `## HH:MM — headline` block to today's episode log and index it at once."""
+        for number, line in enumerate(text if isinstance(text, list) else [text]):
+            limits.LOG_LINE.check(line, f"text[{number}]" if isinstance(text, list) else "text")
+        limits.HEADLINE.check(headline)
         with self._lock:
-            rel, line, first_bullet, day = self._saver.log_episode(text, headline, when)
-        return Hit(make_ref(rel, line), rel, line, "", first_bullet, first_bullet, 0.0, "episodes", day)
+            return self._saver.log_episode(text, headline, when)
 
     # -- health ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -260,7 +272,7 @@ def _limit(limit: Any) -> int:
 
 
 def _to_hit(result: Any) -> Hit:
-    text = result.text
+    text = limits.cut(result.text, limits.HIT_TEXT_CHARS)
     snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
     return Hit(
         ref=make_ref(result.path, result.line),

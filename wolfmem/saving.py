@@ -9,9 +9,10 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from . import markdown, query
+from .cancellation import checkpoint
 from .errors import InvalidFact, UsageError
 from .facts import (
     Relation,
@@ -61,7 +62,7 @@ TYPE_ALIASES = {
 class Receipt:
     """What memory_save tells the agent: what happened and where the fact lives."""
 
-    status: str  # "saved" | "duplicate"
+    status: Literal["saved", "duplicate"]
     path: str
     line: int
     section: str
@@ -69,6 +70,8 @@ class Receipt:
     message: str
     duplicate_of: str | None = None
     possibly_contradicts: list[str] = field(default_factory=list)
+    # True when a retry with the same request_id got the first call's receipt back.
+    replayed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
@@ -78,6 +81,32 @@ class Receipt:
         if not data["possibly_contradicts"]:
             del data["possibly_contradicts"]
         return data
+
+
+@dataclass(frozen=True)
+class LoggedLine:
+    """One bullet of a logged episode and its ref."""
+
+    ref: str
+    text: str
+
+
+@dataclass(frozen=True)
+class LogReceipt:
+    """What memory_log tells the agent: the entry's section, and where it and each of its lines live."""
+
+    path: str
+    date: str
+    section: str  # the entry's heading, "14:05 — Deployed v2"
+    entry_ref: str  # the heading and its bullets
+    ref: str  # the first bullet
+    line: int  # the first bullet's line
+    bullets: list[LoggedLine]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return asdict(self)
 
 
 def route(type_name: str) -> str:
@@ -146,17 +175,20 @@ class Saver:
                 )
             earlier = self.state.receipt(request_id)
             if earlier is not None:
-                return Receipt(**earlier)
+                return _replayed(earlier)
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
         heading = clean_topic(topic)
         sentence = clean_fact(fact)
         with self.vault.lock():
+            # Cancelled before holding the lock: nothing written. From here on the save completes,
+            # and a retry with the same request_id gets its receipt.
+            checkpoint("saving")
             if request_id is not None:
                 earlier = self.state.receipt(request_id)
                 if earlier is not None:
-                    return Receipt(**earlier)
+                    return _replayed(earlier)
             # Dedup compares against the curated files only, so only they must be fresh here.
             self.syncer.sync_locked(only=CURATED_PATHS)
             with self.syncer.index.snapshot():
@@ -247,16 +279,15 @@ class Saver:
         return existing.heading if existing else UNFILED
 
     # -- episodes -------------------------------------------------------------
-    def log_episode(
-        self, text: str | list[str], headline: str | None, when: datetime | None
-    ) -> tuple[str, int, str, str]:
-        """Append one episode block; return (path, line of its first bullet, that bullet, day)."""
+    def log_episode(self, text: str | list[str], headline: str | None, when: datetime | None) -> LogReceipt:
+        """Append one episode block and say where it and each of its bullets landed."""
         bullets, title = episode_fields(text, headline)
         moment = when or self.clock()
         day = moment.strftime("%Y-%m-%d")
         rel = f"episodes/{day}.md"
         path = self.vault.resolve(rel)
         with self.vault.lock():
+            checkpoint("logging")
             for _ in _cas_attempts():
                 before = read_or_empty(path)
                 try:
@@ -275,7 +306,12 @@ class Saver:
                 raise UsageError(f"{rel} kept changing while logging; try again")
             self.syncer.reindex_text(rel, data)
         # The block is a blank line, the `##` heading, then the bullets.
-        return rel, len(markdown.split_lines(head)) + 3, bullets[0], day
+        first = len(markdown.split_lines(head)) + 3
+        section = f"{moment:%H:%M} — {title}"
+        lines = [LoggedLine(make_ref(rel, first + n), bullet) for n, bullet in enumerate(bullets)]
+        entry_ref = f"file:{rel}#L{first - 1}-L{first + len(bullets) - 1}"
+        message = f"Logged to {rel} ({lines[0].ref}) under '## {section}' ({entry_ref}); it is searchable now."
+        return LogReceipt(rel, day, section, entry_ref, lines[0].ref, first, lines, message)
 
 
 def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[str], str]:
@@ -306,6 +342,12 @@ def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[st
         if kind:
             raise InvalidFact(f"refused: the episode looks like it holds a secret ({kind}); leave it out")
     return bullets, title
+
+
+def _replayed(earlier: dict[str, Any]) -> Receipt:
+    """The stored receipt of an earlier call with the same request_id, marked as a replay."""
+    message = f"Replayed: an earlier call with this request_id did this. {earlier['message']}"
+    return Receipt(**{**earlier, "replayed": True, "message": message})
 
 
 def _cas_attempts() -> Iterator[int]:

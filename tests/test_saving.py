@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import run_cli
 
 from wolfmem import Memory
 from wolfmem.errors import InvalidFact, SecretRefused, UsageError
+from wolfmem.memory.saving import Receipt
 from wolfmem.storage.exchange import replace_if_unchanged
 from wolfmem.storage.vault import CURATED
 
@@ -232,7 +234,7 @@ def test_saved_receipt_fields(memory: Memory, vault: Path) -> None:
     assert receipt.ref in receipt.message and "Sarah (Manager)" in receipt.message
     assert receipt.duplicate_of is None and receipt.possibly_contradicts == []
     data = receipt.to_dict()
-    assert set(data) == {"status", "path", "line", "section", "ref", "message"}
+    assert set(data) == {"status", "path", "line", "section", "ref", "message", "replayed"}
     assert memory.get(receipt.ref).text.strip() == "- Sarah is my manager"
 
 
@@ -382,18 +384,25 @@ def test_saved_fact_is_searchable_immediately(memory: Memory) -> None:
         assert other.search("nightly backup NAS")[0].ref == receipt.ref
 
 
+def replay_of(receipt: Receipt) -> Receipt:
+    """What a retry with the same request_id gets: the first receipt, marked as a replay."""
+    message = f"Replayed: an earlier call with this request_id did this. {receipt.message}"
+    return replace(receipt, replayed=True, message=message)
+
+
 def test_retry_with_same_request_id_returns_original_receipt(memory: Memory, vault: Path) -> None:
     first = memory.save("Sarah prefers tea", type="people", request_id="req-1")
+    assert not first.replayed
     after_first = _files(vault)
     again = memory.save("Sarah prefers tea", type="people", request_id="req-1")
-    assert again == first
+    assert again == replay_of(first)
     # Even a different payload with the same id is answered from the record, writing nothing.
     other = memory.save("Bob prefers coffee", type="people", request_id="req-1")
-    assert other == first
+    assert other == replay_of(first)
     assert _files(vault) == after_first
     # The record survives a restart.
     with Memory(vault, memory.config) as reopened:
-        assert reopened.save("Bob prefers coffee", request_id="req-1") == first
+        assert reopened.save("Bob prefers coffee", request_id="req-1") == replay_of(first)
     assert _files(vault) == after_first
 
 
@@ -401,7 +410,7 @@ def test_duplicate_receipt_is_also_replayed(memory: Memory) -> None:
     memory.save("Sarah prefers tea", type="people")
     first = memory.save("sarah prefers tea", request_id="req-dup")
     assert first.status == "duplicate"
-    assert memory.save("sarah prefers tea", request_id="req-dup") == first
+    assert memory.save("sarah prefers tea", request_id="req-dup") == replay_of(first)
 
 
 @pytest.mark.parametrize("request_id", ["", "   ", "x" * 201])
@@ -420,8 +429,9 @@ def test_idempotent_retry_across_processes(vault: Path) -> None:
     after_first = _files(vault)
     second = run_cli(*args)
     assert second.returncode == 0, second.stderr
-    assert json.loads(second.stdout) == json.loads(first.stdout)
-    assert json.loads(first.stdout)["status"] == "saved"
+    original = Receipt(**json.loads(first.stdout))
+    assert Receipt(**json.loads(second.stdout)) == replay_of(original)
+    assert original.status == "saved"
     assert _files(vault) == after_first
     assert _bullets(vault, "technical") == ["Deploys go through GitHub Actions"]
 

@@ -13,13 +13,15 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wolfmem import limits
+from wolfmem.cancellation import checkpoint
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
-from wolfmem.memory.episodes import log_episode
+from wolfmem.memory.episodes import LogReceipt, log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
@@ -29,7 +31,7 @@ from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
-from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault
+from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 from wolfmem.storage.writer import VaultWriter
 
 if TYPE_CHECKING:
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("knowledge", "episodes", "consolidated", "archive")
 # Curation logs, digests and audits in consolidated/ restate facts already in the other two, and the
 # archive holds facts that left the knowledge files: a search reads them only when asked to by name;
 # otherwise they crowd out the facts they repeat (README).
@@ -133,14 +134,15 @@ class Memory:
         with self._lock:
             self.index.release_readers()
 
-    def watch(self) -> None:
+    def watch(self, on_change: Callable[[], None] | None = None) -> None:
         """Watch the vault from this process, so searches skip the stat scan while nothing changed.
 
         For long-lived processes (the MCP server); a one-shot command is better off scanning once.
+        `on_change` is called from the watcher thread after each relevant file event.
         """
         with self._lock:
             if self._feed is None:
-                self._feed = ChangeFeed(self.vault)
+                self._feed = ChangeFeed(self.vault, on_change)
                 self._feed.start()
 
     def sync(self) -> SyncReport:
@@ -193,10 +195,13 @@ class Memory:
         limit = _limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
+        limits.QUERY.check(query_text)
         reference = _day(today, "today")
         dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
+            checkpoint("bringing the index up to date")
             self.sync()
+            checkpoint("searching the index")
             with self.index.snapshot():
                 if self.hybrid is None:
                     results = query.run(self.index, dates.text, filters, limit, dates)
@@ -208,6 +213,8 @@ class Memory:
 
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
+        limits.REF.check(ref)
+        checkpoint("reading the file")
         excerpt = read_ref(self.vault, ref)
         if excerpt.path.startswith("knowledge/"):
             facts = markdown.parse(excerpt.text).facts
@@ -227,6 +234,7 @@ class Memory:
         """The `<memory_map>` block: the `##` headers of the five curated files and coarse counts."""
         with self._lock:
             self.sync()
+            checkpoint("reading the headings")
             headings = []
             for name, rel in zip(CURATED, CURATED_PATHS):
                 headings.append((f"{name}.md", self._headings(rel)))
@@ -270,14 +278,15 @@ class Memory:
         with self._lock:
             return self._corrections.restore(ref)
 
-    def log_episode(self, text: str | list[str], headline: str | None = None, when: datetime | None = None) -> Hit:
+    def log_episode(
+        self, text: str | list[str], headline: str | None = None, when: datetime | None = None
+    ) -> LogReceipt:
         """Append a `## HH:MM — headline` block to today's episode log and index it at once."""
+        for number, line in enumerate(text if isinstance(text, list) else [text]):
+            limits.LOG_LINE.check(line, f"text[{number}]" if isinstance(text, list) else "text")
+        limits.HEADLINE.check(headline)
         with self._lock:
-            logged = log_episode(self.writer, self.clock, text, headline, when)
-        return Hit(
-            make_ref(logged.path, logged.line), logged.path, logged.line, "", logged.first_bullet,
-            logged.first_bullet, 0.0, "episodes", logged.day,
-        )
+            return log_episode(self.writer, self.clock, text, headline, when)
 
     # -- health ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -348,7 +357,7 @@ def _limit(limit: Any) -> int:
 
 
 def _to_hit(result: Any) -> Hit:
-    text = result.text
+    text = limits.cut(result.text, limits.HIT_TEXT_CHARS)
     snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
     return Hit(
         ref=make_ref(result.path, result.line),

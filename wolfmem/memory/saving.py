@@ -7,7 +7,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from wolfmem.core import markdown
 from wolfmem.core.credentials import find_secret
@@ -50,7 +50,7 @@ TYPE_ALIASES = {
 class Receipt:
     """What memory_save tells the agent: what happened and where the fact lives."""
 
-    status: str  # "saved" | "duplicate"
+    status: Literal["saved", "duplicate"]
     path: str
     line: int
     section: str
@@ -58,6 +58,8 @@ class Receipt:
     message: str
     duplicate_of: str | None = None
     possibly_contradicts: list[str] = field(default_factory=list)
+    # True when a retry with the same request_id got the first call's receipt back.
+    replayed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
@@ -136,7 +138,7 @@ class Saver:
                 )
             earlier = self.state.receipt(request_id)
             if earlier is not None:
-                return Receipt(**earlier)
+                return _replayed(earlier)
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
@@ -204,7 +206,7 @@ class Saver:
         def insert(text: str) -> Edit[Receipt]:
             earlier = self.state.receipt(request_id) if request_id is not None else None
             if earlier is not None:
-                raise _Answered(Receipt(**earlier))
+                raise _Answered(_replayed(earlier))
             parsed = markdown.parse(text if text.strip() else template_text(name))
             for fact in parsed.facts:
                 if fact_key(fact.text) == key:  # another writer saved the same fact a moment ago
@@ -263,3 +265,9 @@ class _Answered(Exception):
     def __init__(self, receipt: Receipt) -> None:
         super().__init__(receipt.message)
         self.receipt = receipt
+
+
+def _replayed(earlier: dict[str, Any]) -> Receipt:
+    """The stored receipt of an earlier call with the same request_id, marked as a replay."""
+    message = f"Replayed: an earlier call with this request_id did this. {earlier['message']}"
+    return Receipt(**{**earlier, "replayed": True, "message": message})

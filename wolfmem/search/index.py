@@ -27,7 +27,7 @@ from whoosh.filedb.filestore import FileStorage
 from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.errors import IndexUnavailable
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
-from wolfmem.storage.vault import INDEXED_DIRS
+from wolfmem.storage.vault import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -418,10 +418,10 @@ def _split_sources(searcher, filters: Filters) -> tuple[Filters, wq.Query | None
     Whoosh reads every posting of a filter or mask on each search (about 0.7 ms per 1,000 facts
     here), so "not consolidated" is much cheaper than "knowledge or episodes" over a large vault.
     """
-    left_out = [source for source in INDEXED_DIRS if source not in filters.sources]
+    left_out = [source for source in SOURCES if source not in filters.sources]
     if not filters.sources or not left_out:
         return dataclasses.replace(filters, sources=()), None
-    holding = {source: searcher.doc_frequency("source", source) for source in INDEXED_DIRS}
+    holding = {source: searcher.doc_frequency("source", source) for source in SOURCES}
     if sum(holding[source] for source in left_out) >= sum(holding[source] for source in filters.sources):
         return filters, None
     return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])

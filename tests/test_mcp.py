@@ -171,3 +171,29 @@ def test_two_servers_on_one_vault_see_each_others_saves(client: McpClient, secon
     assert "Forgejo Actions" in second.text("memory_search", {"query": "Which CI does wolfmem use?"})
     second.text("memory_save", {"fact": "Priya owns the Forgejo runners.", "type": "people"})
     assert "Priya owns the Forgejo runners." in client.text("memory_search", {"query": "Forgejo runners"})
+
+
+def test_an_agent_corrects_a_fact_forgets_it_and_restores_it(client: McpClient) -> None:
+    fact = "Priya leads the Orion project."
+    client.text("memory_save", {"fact": fact, "type": "projects", "topic": "Orion"})
+    (hit,) = client.call("memory_search", {"query": "Who leads Orion?", "limit": 1}).structured_content["results"]
+
+    updated = client.call("memory_update", {"ref": hit["ref"], "fact": "Dmitri leads the Orion project."})
+    assert updated.structured_content["status"] == "updated", updated.content[0].text
+    found = client.call("memory_search", {"query": "Who leads Orion?"}).structured_content["results"]
+    assert "Dmitri leads the Orion project." in [r["text"] for r in found]
+    assert fact not in [r["text"] for r in found]
+    archived = client.call("memory_search", {"query": "Orion", "sources": ["archive"]}).structured_content["results"]
+    assert [r["text"] for r in archived] == [fact]
+
+    (hit,) = client.call("memory_search", {"query": "Dmitri Orion", "limit": 1}).structured_content["results"]
+    forgotten = client.call("memory_forget", {"ref": hit["ref"], "reason": "the user says it was never true"})
+    assert forgotten.structured_content["status"] == "forgotten"
+    assert "Dmitri" not in client.text("memory_get", {"ref": "file:knowledge/projects.md"})
+
+    restored = client.call("memory_restore", {"ref": forgotten.structured_content["archived"]})
+    assert restored.structured_content["status"] == "restored"
+    assert "- Dmitri leads the Orion project." in client.text("memory_get", {"ref": "file:knowledge/projects.md"})
+
+    stale = client.call("memory_forget", {"ref": "file:knowledge/projects.md#L1", "reason": "x"})
+    assert stale.is_error and "search" in stale.content[0].text

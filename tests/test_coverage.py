@@ -7,7 +7,7 @@ import re
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-from conftest import UNCHANGED
+from conftest import UNCHANGED, run_cli
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
@@ -231,3 +231,26 @@ def test_an_unreadable_coverage_file_is_rebuilt_from_the_date_mark(memory, fake,
     run(memory, curator(), DAY + timedelta(days=1))
     assert times_sent(fake, "Tom moved to Oslo.", asked) == FILES
     assert times_sent(fake, "Sarah joined", asked) == 0
+
+
+def test_cli_a_back_dated_log_entry_reaches_the_curator(tmp_path, monkeypatch, fake):
+    vault = tmp_path / "vault"
+    assert run_cli("init", "--vault", str(vault)).returncode == 0
+    monkeypatch.setenv("WOLFMEM_LLM_BASE_URL", fake.base_url)
+    monkeypatch.setenv("WOLFMEM_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("WOLFMEM_LLM_MAX_RETRIES", "0")
+    assert run_cli("log", "Standup: Tom is on call.", "--vault", str(vault)).returncode == 0
+    assert run_cli("curate", "--vault", str(vault)).returncode == 0
+    asked = len(fake.requests)
+    assert times_sent(fake, "Tom is on call.") == FILES
+
+    earlier = (datetime.now() - timedelta(days=5)).replace(hour=14, minute=5)
+    logged = run_cli("log", "Tom adopted a cat.", "--when", earlier.isoformat(timespec="minutes"),
+                     "--vault", str(vault))
+    assert logged.returncode == 0, logged.stderr
+    result = run_cli("curate", "--json", "--vault", str(vault))
+
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["entries"] == 1
+    assert times_sent(fake, "Tom adopted a cat.", asked) == FILES
+    assert times_sent(fake, "Tom is on call.", asked) == 0

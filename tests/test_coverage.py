@@ -35,7 +35,7 @@ LONG_BULLETS = [" ".join(["the migration plan was discussed at length"] * 11)] *
 
 
 def log_file(text: str, day: str = "2026-11-29") -> EpisodeLog:
-    return EpisodeLog(f"episodes/{day}.md", day, text)
+    return EpisodeLog.of(f"episodes/{day}.md", day, text.encode("utf-8"))
 
 
 # --- the pure parts -------------------------------------------------------------------------------
@@ -89,12 +89,19 @@ def test_batches_fit_the_budget_keep_the_order_and_cut_only_a_giant_entry():
 def test_pending_skips_what_was_consumed_and_sees_an_edit_as_new():
     first = log_file("# d\n\n## 09:00 — a\n- one\n\n## 10:00 — b\n- two\n")
     later = log_file("# d\n\n## 09:00 — a\n- one\n", "2026-11-30")
-    coverage = Coverage().consume(split_entries(first)[:1], "2026-11-29", [first.rel, later.rel])
-    assert [e.text for e in coverage.pending([first, later], "2026-11-29")] == ["## 10:00 — b\n- two"]
+    logs = [first, later]
+    coverage = Coverage().consume(split_entries(first)[:1], "2026-11-29", logs, [first.rel, later.rel])
+    assert [e.text for e in coverage.pending(logs, "2026-11-29")] == ["## 10:00 — b\n- two"]
     edited = log_file("# d\n\n## 09:00 — a\n- one, fixed\n\n## 10:00 — b\n- two\n")
     assert len(coverage.pending([edited], "2026-11-29")) == 2
+    # A log whose every entry is consumed is marked read at its revision, and parsed again only when it changes.
+    whole = coverage.consume(split_entries(first), "2026-11-29", logs, [first.rel, later.rel])
+    assert whole.read == {first.rel: first.revision} and whole.pending(logs, "2026-11-29") == []
+    grown = log_file(first.text + "\n## 11:00 — c\n- three\n")
+    assert [e.text for e in whole.pending([grown], "2026-11-29")] == ["## 11:00 — c\n- three"]
     # A log deleted from the vault is forgotten, so the record does not grow forever.
-    assert coverage.consume([], "2026-11-29", [later.rel]).episodes == {}
+    gone = whole.consume([], "2026-11-29", [], [later.rel])
+    assert gone.episodes == {} and gone.read == {}
 
 
 # --- runs ------------------------------------------------------------------------------------------

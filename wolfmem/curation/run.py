@@ -110,7 +110,7 @@ def _read_logs(memory: Memory) -> tuple[list[EpisodeLog], list[str]]:
             continue
         present.append(rel)
         try:
-            logs.append(EpisodeLog(rel, when, path.read_bytes().decode("utf-8")))
+            logs.append(EpisodeLog.of(rel, when, path.read_bytes()))
         except (OSError, UnicodeDecodeError):
             log.warning("skipped episode %s: not readable as UTF-8", rel)
     return logs, present
@@ -180,7 +180,7 @@ def run(
         coverage = replace(coverage, files=_seen_files(coverage.files, inputs, files))
         settled = _status(files, inputs.targets, dry_run) in SUCCESS
         if settled:
-            coverage = coverage.consume(batch, day_s, present)
+            coverage = coverage.consume(batch, day_s, logs, present)
             tally.settled += _whole(batch)
         store.write(coverage)
         if not settled:

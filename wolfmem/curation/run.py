@@ -3,7 +3,8 @@
 `run(memory, curator, day)` gives the curator every episode entry filed up to
 `day` that it has not consumed yet (`curation.coverage`: whatever day an entry is
 filed under), in batches within the prompt's episode budget, and the facts saved
-since the last successful run. A run with nothing new makes no curator call. Each proposed file goes through `landing.apply_rewrite`, the one
+since the last successful run. A run with nothing new makes no curator call.
+Each proposed file goes through `landing.apply_rewrite`, the one
 landing path shared with the monthly audit. The vault lock is held only around
 each write, never during an LLM call.
 """

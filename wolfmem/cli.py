@@ -328,7 +328,8 @@ def mcp(vault: VaultOption = None) -> None:
 # -- curation -------------------------------------------------------------------------
 @app.command()
 def curate(
-    day: Annotated[str | None, typer.Option("--date", help="The day to curate, YYYY-MM-DD (default: today).")] = None,
+    day: Annotated[str | None, typer.Option(
+        "--date", help="Curate through this finished day, YYYY-MM-DD, up to yesterday (default: all so far).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
     now: Annotated[bool, typer.Option("--now", help="Run now through the scheduled job path (the default).")] = True,
     vault: VaultOption = None,

@@ -126,11 +126,16 @@ class LeaseFile:
             lease,
         )
 
-    def renew(self, now: datetime, job: str | None = None, period: str | None = None) -> Lease:
-        """Write the lease as ours, last run now, optionally recording a job's newly completed period."""
+    def renew(
+        self, now: datetime, job: str | None = None, period: str | None = None, *, lower: bool = False
+    ) -> Lease:
+        """Write the lease as ours, last run now, optionally recording a job's newly completed period.
+
+        A period only moves forward, unless `lower` brings back a mark a clock that was ahead set.
+        """
         current = self.read()
         done = dict(current.done) if current else {}
-        if job is not None and period is not None and period > done.get(job, ""):
+        if job is not None and period is not None and (lower or period > done.get(job, "")):
             done[job] = period
         lease = Lease(self.machine, _aware(now), done)
         if self.writer is None:

@@ -11,12 +11,17 @@ import pickle
 import re
 import shutil
 import struct
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh import scoring
@@ -37,6 +42,15 @@ _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
 _ORPHAN_SLACK = 5
 _OPEN_ATTEMPTS = 25
+# What an open raises while another process's commit replaces the table of contents: 2 ms, doubling to
+# 100 ms, 25 attempts (about 2 s) before the index counts as unavailable.
+_VANISHED = (FileNotFoundError, whoosh_index.EmptyIndexError)
+_OPEN_RETRY = Retrying(
+    retry=retry_if_exception_type(_VANISHED),
+    stop=stop_after_attempt(_OPEN_ATTEMPTS),
+    wait=wait_exponential(multiplier=0.002, max=0.1),
+    reraise=True,
+)
 # What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
 _CORRUPT = (whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError)
 
@@ -370,16 +384,10 @@ class FactIndex:
     @staticmethod
     def _retry(opener):
         """Run an open that may race another process's commit (Whoosh's _MAIN_N.toc vanishes briefly)."""
-        delay = 0.002
-        last: Exception | None = None
-        for _ in range(_OPEN_ATTEMPTS):
-            try:
-                return opener()
-            except (FileNotFoundError, whoosh_index.EmptyIndexError) as exc:
-                last = exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-        raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
+        try:
+            return _OPEN_RETRY(opener)
+        except _VANISHED as exc:
+            raise IndexUnavailable(f"the search index cannot be opened: {exc}; run `wolfmem reindex`") from None
 
 
 def _open_searcher(ix: whoosh_index.Index):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 BUSY_SECONDS = 60.0
 
@@ -18,18 +19,22 @@ def open_db(path: Path, schema: str) -> sqlite3.Connection:
     when another process is creating the same file, so that step is retried here.
     """
     db = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-    deadline = time.monotonic() + BUSY_SECONDS
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(schema)
-            return db
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                db.close()
-                raise
-            time.sleep(0.01)
+    try:
+        _SETUP_RETRY(_set_up, db, schema)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
+def _set_up(db: sqlite3.Connection, schema: str) -> None:
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.executescript(schema)
+
+
+def _locked(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
 
 
 @contextmanager
@@ -46,3 +51,8 @@ def immediate(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+_SETUP_RETRY = Retrying(
+    retry=retry_if_exception(_locked), stop=stop_after_delay(BUSY_SECONDS), wait=wait_fixed(0.01), reraise=True
+)

@@ -33,7 +33,7 @@ from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
-from wolfmem.errors import WolfmemError
+from wolfmem.errors import WolfmemError, storage_error
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -101,8 +101,13 @@ def _gather(memory: Memory, day: str, since: str, previous: dict[str, Any]) -> _
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
-        except (OSError, UnicodeDecodeError) as exc:
-            inputs.unreadable[rel] = f"cannot read {rel} as UTF-8 text ({exc}); fix it and curation resumes"
+        except OSError as exc:
+            inputs.unreadable[rel] = f"skipped: {storage_error(exc, 'read', rel)}; curation resumes once it can be read"
+            continue
+        except UnicodeDecodeError as exc:
+            inputs.unreadable[rel] = (
+                f"skipped: {rel} is not UTF-8 text ({exc.reason} at byte {exc.start}); fix it and curation resumes"
+            )
             continue
         inputs.files[rel] = (text, content_hash(data))
     seen_episodes = previous.get("episodes", {})
@@ -166,7 +171,7 @@ def run(
     proposal = Proposal(files={})
     inputs = _gather(memory, day_s, since_s, previous)
     for rel, reason in inputs.unreadable.items():
-        result.files[rel] = FileOutcome("failed", [reason])
+        result.files[rel] = FileOutcome("skipped", [reason])
     error = ""
     if inputs.targets:
         if not dry_run:
@@ -223,7 +228,8 @@ def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) ->
     if dry_run:
         return "dry-run"
     states = [outcome.status for outcome in files.values()]
-    bad = [s for s in states if s in ("rejected", "failed", "skipped-cas")]
+    # A file skipped as unreadable counts as not done: the run is retried, and covers it once readable.
+    bad = [s for s in states if s in ("rejected", "failed", "skipped-cas", "skipped")]
     if not bad:
         return "landed" if "written" in states else "noop"
     if len(bad) == len(states) and "skipped-cas" not in bad:

@@ -11,6 +11,7 @@ import re
 import shutil
 import struct
 import time
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -307,6 +308,9 @@ class FactIndex:
             # Index writes happen under the vault lock, so a live process holds this one by mistake.
             raise VaultBusy(f"the index at {self.directory} stayed locked for 30 s; try again") from None
         except OSError as exc:
+            # A writer that failed after taking its lock holds it until collected: clearing the failed
+            # frames lets go of it now, not at some later garbage collection.
+            traceback.clear_frames(exc.__traceback__)
             raise storage_error(exc, "write the index at", self.directory) from None
         try:
             for path in paths:

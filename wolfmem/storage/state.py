@@ -58,7 +58,7 @@ class StateStore(Store):
             raise storage_error(exc, "create the state folder", path.parent) from None
         # One connection, used by one thread at a time; every operation is its own transaction,
         # so no lock is held between calls and other processes see each write at once.
-        self._db = open_db(path, _SCHEMA)
+        self._db: sqlite3.Connection | None = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
         # Called after a change that the vault's provenance log should hear about (see provenance.py).
         self.on_change: Callable[[], None] | None = None
@@ -72,13 +72,23 @@ class StateStore(Store):
         # IMMEDIATE: a read-then-write transaction could not upgrade its lock once another
         # process wrote, and SQLite would fail it at once instead of waiting.
         with self._guard:
-            self._db.execute(begin(self._db))
+            if self._db is None:  # closed: reopened on use, like History
+                self._db = open_db(self.path, _SCHEMA)
+            db = self._db
+            db.execute(begin(db))
             try:
-                yield self._db
-                self._db.execute("COMMIT")
+                yield db
+                db.execute("COMMIT")
             except BaseException:
-                rollback(self._db)
+                rollback(db)
                 raise
+
+    def close(self) -> None:
+        """Close the connection, which also folds SQLite's write-ahead log into the file (reopened on next use)."""
+        with self._guard:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def _changed(self) -> None:
         if self.on_change is not None:

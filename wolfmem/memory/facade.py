@@ -15,10 +15,12 @@ from typing import Any
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
+from wolfmem.machine import machine_id
 from wolfmem.memory import memory_map
 from wolfmem.memory.episodes import log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
+from wolfmem.provenance import Provenance
 from wolfmem.search import query
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
@@ -88,6 +90,9 @@ class Memory:
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
+        # What curation must know about this machine's writes is published to the vault as they happen.
+        self.provenance = Provenance(self.writer, self.state, machine_id(self.config.state_root()))
+        self.state.on_change = self.provenance.publish_soon
         self._saver = Saver(self.writer, self.syncer, self.state, clock)
         self._lock = threading.RLock()
         self._feed: ChangeFeed | None = None
@@ -107,8 +112,10 @@ class Memory:
             if self._feed is not None:
                 self._feed.stop()
                 self._feed = None
+            self.provenance.publish()
             self.index.close()
             self.history.close()
+            self.state.close()
 
     def release_readers(self) -> None:
         """Let go of the index's searcher (memory), keeping the index open for writers in other threads."""

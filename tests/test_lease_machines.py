@@ -212,7 +212,8 @@ def test_wrong_typed_done_entries_are_ignored(vault, machines, done, runs):
 
 
 def test_parse_lease_names_what_is_wrong():
-    parsed = parse_lease(json.dumps({"machine": "desk-1", "last_run": FRESH, "done": {"curate": 5, "audit": "2026-10"}}))
+    text = json.dumps({"machine": "desk-1", "last_run": FRESH, "done": {"curate": 5, "audit": "2026-10"}})
+    parsed = parse_lease(text)
     assert parsed.lease is not None and parsed.done == {"audit": "2026-10"}
     assert parsed.problems == ("done['curate'] = 5 is not a period",)
 

@@ -3,8 +3,8 @@
 A file that is damaged (garbage bytes, malformed pages) or foreign (another program's tables) is moved
 aside as `<name>.damaged-<UTC stamp>` with its -wal and -shm, and a new empty one takes its place: these
 files hold only wolfmem's own bookkeeping, never the vault's notes. A database that cannot be opened
-for writing (a read-only mount or folder) is opened read-only, so reads go on; its writes fail with a
-`StorageError` that says how to fix it, and the next write tries the normal way again.
+for writing (a read-only mount or folder, a full disk) is opened read-only, so reads go on; its writes
+fail with a `StorageError` that says how to fix it, and the next write tries the normal way again.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ BUSY_SECONDS = 60.0
 ASIDE = "damaged"
 _DAMAGE = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
 _NOT_WRITABLE = (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH)
+# A full disk shows up at open as an I/O error: SQLite cannot size its shared-memory file.
+_OPEN_READ_ONLY = (*_NOT_WRITABLE, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,7 +65,7 @@ def open_db(path: Path, schema: str, *, recover: bool = True) -> sqlite3.Connect
     except sqlite3.Error as exc:
         if is_damaged(exc) and recover:
             return recover_db(path, schema, exc)
-        if sqlite_code(exc) in _NOT_WRITABLE and path.exists():
+        if sqlite_code(exc) in _OPEN_READ_ONLY and path.exists():
             return _open_read_only(path, exc)
         raise database_error(exc, path) from None
     except OSError as exc:

@@ -127,13 +127,13 @@ class Vault:
                 created.append(self._display(folder) + "/")
         for name in CURATED:
             target = self.knowledge_dir / f"{name}.md"
-            if target.exists() or target.is_symlink():
-                continue
             try:
+                if target.exists() or target.is_symlink():
+                    continue
                 if create_new(target, template_text(name).encode("utf-8")):
                     created.append(self._display(target))
             except OSError:
-                continue  # a read-only or full vault still opens for reads; the first save here says why it fails
+                continue  # a read-only, full or unreadable vault still opens; the first write there says why
         return created
 
     def _display(self, path: Path) -> str:

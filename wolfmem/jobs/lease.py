@@ -182,6 +182,7 @@ class LeaseFile:
         self.machine = machine
         self.hours = hours
         self.path = writer.vault.root / LEASE_REL
+        self._warned = ""  # the damaged text last warned about: a heartbeat every 5 minutes says it once
 
     # -- reading ------------------------------------------------------------------------------------------
     def _text(self, path: Path | None = None) -> str:
@@ -195,7 +196,8 @@ class LeaseFile:
 
     def _parse(self, text: str) -> Parsed:
         parsed = parse_lease(text)
-        if parsed.problems:
+        if parsed.problems and text != self._warned:
+            self._warned = text
             log.warning("the lease file %s is damaged (%s); it counts as stale, and the next run rewrites it",
                         self.path, "; ".join(parsed.problems))
         return parsed
@@ -220,7 +222,7 @@ class LeaseFile:
 
     # -- deciding -----------------------------------------------------------------------------------------
     def check(self, now: datetime) -> LeaseCheck:
-        """May this machine run curation now? Yes if the lease is ours, absent, unusable or stale (no write)."""
+        """May this machine run curation now? Yes if the lease is ours, absent, unusable or stale (no vault write)."""
         text = self._text()
         return judge(self._parse(text).lease, self.machine, now, self.hours, self._seen_since(text, now))
 

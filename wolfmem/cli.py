@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,7 +14,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from wolfmem.config import Config, load_config
-from wolfmem.errors import UsageError, WolfmemError
+from wolfmem.errors import UsageError, WolfmemError, database_error, storage_error
 from wolfmem.memory.facade import Memory
 
 app = typer.Typer(
@@ -64,7 +65,11 @@ def _fail(message: str, code: int) -> NoReturn:
 
 @contextmanager
 def _errors() -> Iterator[None]:
-    """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1."""
+    """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1.
+
+    The library raises only WolfmemErrors; raw OS and SQLite errors are translated here as well, so a
+    fault it missed still reads as a reason and a fix rather than a traceback.
+    """
     try:
         yield
     except UsageError as exc:
@@ -72,7 +77,9 @@ def _errors() -> Iterator[None]:
     except WolfmemError as exc:
         _fail(str(exc), 1)
     except OSError as exc:
-        _fail(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), 1)
+        _fail(str(storage_error(exc, "use", exc.filename or "a file")), 1)
+    except sqlite3.Error as exc:
+        _fail(str(database_error(exc, "wolfmem's state folder")), 1)
 
 
 def _config(vault: Path | None) -> Config:
@@ -387,7 +394,7 @@ def _show_result(result: dict[str, Any], as_json: bool) -> None:
         return
     typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
     for rel, outcome in (result.get("files") or {}).items():
-        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas"}:
+        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas", "skipped"}:
             reasons = "; ".join(outcome.get("reasons") or []) or "no reason given"
             typer.echo(f"  {rel}: {outcome['status']}: {reasons}")
     for diff in (result.get("diffs") or {}).values():

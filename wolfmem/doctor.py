@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from wolfmem.config import Config
 from wolfmem.errors import WolfmemError
+from wolfmem.jobs.lease import LEASE_REL, LeaseFile
+from wolfmem.memory.facade import Memory, local_now
+from wolfmem.storage.machine import machine_id
 from wolfmem.storage.vault import CURATED_PATHS, Vault
 
 if TYPE_CHECKING:
@@ -271,12 +274,14 @@ def _service_state() -> ServiceState | None:
 
 def check_lease(subject: Subject) -> Check:
     """Which machine curates this vault, and whether its lease file is readable."""
-    from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
-    from wolfmem.memory.facade import local_now
-
     if not subject.vault.exists():
         return Check("lease", Status.OK, "no vault yet, so no lease")
-    lease_file = LeaseFile(subject.vault, machine_id(subject.config.state_root()), subject.config.lease_hours)
+    with Memory(config=subject.config, create=False) as memory:
+        lease_file = LeaseFile(memory.writer, machine_id(subject.config.state_root()), subject.config.lease_hours)
+        return _lease_check(lease_file)
+
+
+def _lease_check(lease_file: LeaseFile) -> Check:
     lease = lease_file.read()
     if lease is None:
         if lease_file.path.exists():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import sqlite3
 from pathlib import Path
 
 
@@ -93,6 +94,10 @@ class StorageError(WolfmemError):
         self.errno = errno_code
 
 
+class DatabaseDamaged(StorageError):
+    """One of wolfmem's own SQLite files is corrupt or not wolfmem's; it is moved aside and rebuilt."""
+
+
 class FileChanged(WolfmemError):
     """A file changed since it was read, so an edit computed from the old text was not written."""
 
@@ -114,3 +119,37 @@ def storage_error(exc: OSError, action: str, path: str | Path) -> StorageError:
     """A StorageError that names what failed, where, and how to fix it."""
     fix = _FIXES.get(exc.errno or 0, exc.strerror or str(exc))
     return StorageError(f"cannot {action} {path!s}: {fix}", path, exc.errno)
+
+
+_SQLITE_FIXES = {
+    sqlite3.SQLITE_FULL: _FIXES[errno.ENOSPC],
+    sqlite3.SQLITE_READONLY: "it is read-only (a read-only mount, folder or file); make wolfmem's state folder "
+    "writable or point state_dir at a writable folder",
+    sqlite3.SQLITE_CANTOPEN: "it cannot be opened; check that its folder exists and is yours (ls -l)",
+    sqlite3.SQLITE_PERM: _FIXES[errno.EACCES],
+    sqlite3.SQLITE_AUTH: _FIXES[errno.EACCES],
+    sqlite3.SQLITE_IOERR: "the disk reported an I/O error; check that it is not full, failing or unplugged",
+    sqlite3.SQLITE_CORRUPT: "it is damaged; wolfmem moves it aside and starts a new one on the next run",
+    sqlite3.SQLITE_NOTADB: "it is damaged or not one of wolfmem's databases; "
+    "wolfmem moves it aside and starts a new one",
+}
+_SQLITE_DAMAGE = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+_SQLITE_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def sqlite_code(exc: sqlite3.Error) -> int:
+    """The primary SQLite result code of an error (0 when the driver gave none)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
+def database_error(exc: sqlite3.Error, path: str | Path) -> WolfmemError:
+    """The WolfmemError for a SQLite failure on one of wolfmem's own files, saying how to fix it."""
+    code = sqlite_code(exc)
+    if code in _SQLITE_BUSY:
+        return VaultBusy(f"{path!s} stayed locked by another wolfmem process; try again")
+    fix = _SQLITE_FIXES.get(code, str(exc))
+    kind = DatabaseDamaged if code in _SQLITE_DAMAGE else StorageError
+    return kind(f"cannot use {path!s}: {fix}", path, _ERRNO_OF.get(code))
+
+
+_ERRNO_OF = {sqlite3.SQLITE_FULL: errno.ENOSPC, sqlite3.SQLITE_READONLY: errno.EROFS, sqlite3.SQLITE_PERM: errno.EACCES}

@@ -6,13 +6,23 @@ from datetime import datetime
 from typing import Any
 
 from wolfmem.daemon import daemon_pid, log_file
+from wolfmem.errors import WolfmemError
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
+from wolfmem.storage import faults
 
 
 def collect(memory: Memory) -> dict[str, Any]:
-    """Vault, daemon, index health, jobs and LLM, as JSON-ready data."""
-    data = memory.status()
+    """Vault, daemon, index health, jobs, LLM and faults, as JSON-ready data; a fault in one part spares the rest."""
+    try:
+        data = memory.status()
+    except WolfmemError as exc:
+        data = {
+            "vault": str(memory.vault.root),
+            "state_dir": str(memory.vault.state_dir),
+            "index": {"error": str(exc), "stale_files": [], "skipped_files": {}},
+            "conflict_copies": memory.vault.conflict_copies(),
+        }
     pid = daemon_pid(memory.vault)
     data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(memory.config))}
     config = memory.config
@@ -24,9 +34,13 @@ def collect(memory: Memory) -> dict[str, Any]:
     data["embeddings"] = (
         memory.hybrid.status(data["index"]["facts"]) if memory.hybrid is not None else {"mode": "lexical"}
     )
-    data["jobs"] = JobRunner(memory, config).status(memory.clock())
-    # The last curation's machine-readable record: timings, token usage, each file's outcome.
-    data["last_curation"] = memory.state.run_record("curate")
+    try:
+        data["jobs"] = JobRunner(memory, config).status(memory.clock())
+        # The last curation's machine-readable record: timings, token usage, each file's outcome.
+        data["last_curation"] = memory.state.run_record("curate")
+    except WolfmemError as exc:
+        data["jobs"], data["last_curation"] = {"error": str(exc)}, None
+    data["faults"] = [fault.to_dict() for fault in faults.check(memory.vault, memory.writer)]
     return data
 
 
@@ -46,7 +60,8 @@ def render(data: dict[str, Any]) -> str:
         f"state:    {data['state_dir']}",
         f"daemon:   {'running (pid %s)' % daemon['pid'] if daemon['running'] else 'not running'}",
         f"log:      {daemon['log']}",
-        f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}",
+        f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}"
+        if "error" not in index else f"index:    unavailable: {index['error']}",
     ]
     if index["stale_files"]:
         lines.append(f"          {len(index['stale_files'])} file(s) changed since the last sync (the next search syncs them)")
@@ -68,6 +83,17 @@ def render(data: dict[str, Any]) -> str:
         )
     if jobs.get("lease"):
         lines.append(f"curates:  {jobs['lease']}")
+    detail = jobs.get("lease_detail") or {}
+    if detail.get("clock_ahead"):
+        lines.append(f"clock:    {detail['holder']} stamped the lease {detail['clock_ahead']} ahead of this "
+                     "machine's clock; its stamp is not trusted. Keep the clocks in sync (NTP)")
+    if detail.get("problems"):
+        lines.append(f"lease:    the lease file is damaged ({'; '.join(detail['problems'])}); it counts as "
+                     "stale and the next run rewrites it")
+    if jobs.get("error"):
+        lines.append(f"jobs:     unavailable: {jobs['error']}")
+    for fault in data.get("faults") or []:
+        lines.append(f"fault:    {fault['message']}")
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     return "\n".join(lines)

@@ -45,7 +45,7 @@ from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
-from wolfmem.errors import WolfmemError
+from wolfmem.errors import WolfmemError, storage_error
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -133,8 +133,13 @@ def _gather(
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
-        except (OSError, UnicodeDecodeError) as exc:
-            inputs.unreadable[rel] = f"cannot read {rel} as UTF-8 text ({exc}); fix it and curation resumes"
+        except OSError as exc:
+            inputs.unreadable[rel] = f"skipped: {storage_error(exc, 'read', rel)}; curation resumes once it can be read"
+            continue
+        except UnicodeDecodeError as exc:
+            inputs.unreadable[rel] = (
+                f"skipped: {rel} is not UTF-8 text ({exc.reason} at byte {exc.start}); fix it and curation resumes"
+            )
             continue
         inputs.files[rel] = (text, content_hash(data))
     for rel, (text, revision) in inputs.files.items():
@@ -221,7 +226,7 @@ def _round(
     memory: Memory, curator: Curator, day: str, since: str, inputs: _Inputs, dry_run: bool, diffs: dict[str, str]
 ) -> tuple[dict[str, FileOutcome], Proposal, str]:
     """One curator call over the files that need it, and what became of each file."""
-    files = {rel: FileOutcome("failed", [reason]) for rel, reason in inputs.unreadable.items()}
+    files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
     proposal = Proposal(files={})
     error = ""
     if not inputs.targets:
@@ -323,7 +328,8 @@ def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) ->
     if dry_run:
         return "dry-run"
     states = [outcome.status for outcome in files.values()]
-    bad = [s for s in states if s in ("rejected", "failed", "skipped-cas")]
+    # A file skipped as unreadable counts as not done: the run is retried, and covers it once readable.
+    bad = [s for s in states if s in ("rejected", "failed", "skipped-cas", "skipped")]
     if not bad:
         return "landed" if "written" in states else "noop"
     if len(bad) == len(states) and "skipped-cas" not in bad:

@@ -23,11 +23,12 @@ from typing import Any
 import filelock
 
 from wolfmem.config import Config
-from wolfmem.errors import UsageError
-from wolfmem.jobs.lease import LeaseFile, machine_id
+from wolfmem.errors import UsageError, WolfmemError
+from wolfmem.jobs.lease import LeaseFile
 from wolfmem.jobs.schedule import manual_period, period_for, schedules
 from wolfmem.jobs.tasks import DEFAULT_JOBS, JobFunc, JobRun
 from wolfmem.memory.facade import Memory
+from wolfmem.storage.machine import machine_id
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +52,13 @@ class JobRunner:
         self.config = config
         self.schedules = schedules(config)
         self.jobs: dict[str, JobFunc] = {**DEFAULT_JOBS, **(jobs or {})}
-        self.lease = LeaseFile(memory.vault, machine_id(config.state_root()), config.lease_hours, memory.writer)
+        self.lease = LeaseFile(memory.writer, machine_id(config.state_root()), config.lease_hours)
 
     # -- triggers -------------------------------------------------------------------------------------------
     def run_due(self, now: datetime) -> list[dict[str, Any]]:
         """Run each overdue job once (collapsing missed periods into one run); return what was attempted."""
+        # Every machine publishes what it wrote, so the one that curates can tell it from hand edits.
+        self.memory.provenance.publish()
         results = []
         for name in JOB_NAMES:
             result = self.run_scheduled(name, now)
@@ -148,7 +151,7 @@ class JobRunner:
     def _wants(self, name: str, period: str, now: datetime) -> bool:
         """Whether a scheduled run of `period` should start: not done, not backing off."""
         record = self._lower_future_marks(name, period, now)
-        if _done(record, period) or _done_elsewhere(self.lease, name, period):
+        if _done(record, period) or _done_elsewhere(self.lease, name, period, now):
             return False
         retry = _retry_at(record, now)
         return retry is None or now >= retry
@@ -168,9 +171,6 @@ class JobRunner:
                         name, mark, period, period)
             record = {**record, "last_success": period}
             self.memory.state.put_run_record(RECORD_PREFIX + name, record)
-        lease = self.lease.read()
-        if lease is not None and lease.done.get(name, "") > period and self.lease.check(now).ok:
-            self.lease.renew(now, name, period, lower=True)
         return record
 
     def _attempt(
@@ -194,12 +194,12 @@ class JobRunner:
                         "summary": f"{name} for {period} already ran"}
             record = self.record(name) or {}
             if not dry_run:
-                check = self.lease.check(now)
+                check = self.lease.acquire(now)
                 if not check.ok:
                     return self._skipped(name, now, period, manual, record, check.reason)
-                self.lease.renew(now)
+            self._absorb_provenance()
             run = JobRun(name, self.memory, self.config, now, period, day,
-                         self._since(name, record, day), dry_run, apply)
+                         self._since(name, record, day, now), dry_run, apply)
             return self._execute(run, record, manual)
 
     def _execute(self, run: JobRun, record: dict[str, Any], manual: bool) -> dict[str, Any]:
@@ -273,12 +273,18 @@ class JobRunner:
         self.memory.state.put_run_record(RECORD_PREFIX + name, new)
         return {"job": name, "status": "skipped", "period": period, "summary": reason}
 
-    def _since(self, name: str, record: Mapping[str, Any], day: date) -> date | None:
+    def _absorb_provenance(self) -> None:
+        """Learn which lines any machine's wolfmem wrote, and their first-seen days, before a job reads them."""
+        try:
+            self.memory.provenance.absorb()
+        except WolfmemError as exc:  # curation then treats lines it cannot place as hand-written: safe
+            log.warning("could not read the vault's provenance log (%s); going on with this machine's own", exc)
+
+    def _since(self, name: str, record: Mapping[str, Any], day: date, now: datetime) -> date | None:
         """The first day a curation run covers: the day after the last one covered, here or on the lease."""
         if name != "curate":
             return None
-        lease = self.lease.read()
-        last = max(str(record.get("last_success") or ""), (lease.done.get(name, "") if lease else ""))
+        last = max(str(record.get("last_success") or ""), self.lease.done(name, now))
         if not last:
             return None
         since = date.fromisoformat(last) + timedelta(days=1)
@@ -327,10 +333,9 @@ def _done(record: Mapping[str, Any], period: str) -> bool:
     return str(record.get("last_success") or "") >= period
 
 
-def _done_elsewhere(lease: LeaseFile, name: str, period: str) -> bool:
+def _done_elsewhere(lease: LeaseFile, name: str, period: str, now: datetime) -> bool:
     """Another machine already completed this period (so a take-over does not redo it)."""
-    current = lease.read()
-    return current is not None and current.done.get(name, "") >= period
+    return lease.done(name, now) >= period
 
 
 def _retry_at(record: Mapping[str, Any], now: datetime) -> datetime | None:

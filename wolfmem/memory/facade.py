@@ -30,6 +30,8 @@ from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
+from wolfmem.storage.machine import machine_id
+from wolfmem.storage.provenance import Provenance
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 from wolfmem.storage.writer import VaultWriter
@@ -102,6 +104,9 @@ class Memory:
         self.hybrid = _open_hybrid(self.config, self.vault, self.index)
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
+        # What curation must know about this machine's writes is published to the vault as they happen.
+        self.provenance = Provenance(self.writer, self.state, machine_id(self.config.state_root()))
+        self.state.on_change = self.provenance.publish_soon
         self._saver = Saver(self.writer, self.syncer, self.state, clock,
                             similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
@@ -126,8 +131,10 @@ class Memory:
                 self._feed = None
             if self.hybrid is not None:
                 self.hybrid.close()
+            self.provenance.publish()
             self.index.close()
             self.history.close()
+            self.state.close()
 
     def release_readers(self) -> None:
         """Let go of the index's searcher (memory), keeping the index open for writers in other threads."""
@@ -227,7 +234,7 @@ class Memory:
             return
         try:
             self.state.note_issued(refs)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, sqlite3.Error, WolfmemError) as exc:
             log.debug("could not record handed-out refs: %s", exc)
 
     def memory_map(self) -> str:

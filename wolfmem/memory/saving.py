@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from wolfmem.core.facts import (
     relate,
     text_problem,
 )
-from wolfmem.errors import InvalidFact, UsageError
+from wolfmem.errors import InvalidFact, StorageError, UsageError
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
 from wolfmem.search.index import Filters, IndexHit
@@ -29,6 +30,8 @@ from wolfmem.search.sync import Syncer
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
+
+log = logging.getLogger(__name__)
 
 UNFILED = "Unfiled"
 CANDIDATES = 12
@@ -224,7 +227,10 @@ class Saver:
             if written.detail is not None:
                 self.state.note_issued([(rel, written.detail.line, key)])
             if request_id is not None and written.detail is not None:
-                self.state.put_receipt(request_id, asdict(written.detail), self.clock().date().isoformat())
+                try:
+                    self.state.put_receipt(request_id, asdict(written.detail), self.clock().date().isoformat())
+                except StorageError as exc:  # the fact is on file; a retry finds it there and answers "duplicate"
+                    log.warning("saved, but the receipt for request %s was not kept (%s)", request_id, exc)
 
         try:
             written = self.writer.edit(rel, insert, cause=Cause.SAVE, on_commit=remember)

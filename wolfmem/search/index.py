@@ -11,6 +11,7 @@ import pickle
 import re
 import shutil
 import struct
+import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -28,10 +29,12 @@ from whoosh import scoring
 from whoosh.analysis import Filter, StemmingAnalyzer
 from whoosh.fields import ID, NUMERIC, TEXT, Schema
 from whoosh.filedb.filestore import FileStorage
+from whoosh.writing import IndexingError
 
 from wolfmem.core.tokens import STOP_WORDS
-from wolfmem.errors import IndexUnavailable
+from wolfmem.errors import DatabaseDamaged, IndexUnavailable, VaultBusy, storage_error
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
+from wolfmem.storage.db import ASIDE, move_aside
 from wolfmem.storage.vault import SOURCES
 
 log = logging.getLogger(__name__)
@@ -155,6 +158,8 @@ class FactIndex:
         self._lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
         self._pinned = None
+        # Why the index on disk was found damaged, if it was: it is moved aside, not deleted.
+        self._damage: str | None = None
 
     # -- lifecycle ------------------------------------------------------------
     def open(self) -> None:
@@ -200,12 +205,26 @@ class FactIndex:
             return False
         except (OSError, *_CORRUPT) as exc:
             log.warning("index at %s is corrupt (%s: %s)", self.directory, type(exc).__name__, exc)
+            self._damage = f"{type(exc).__name__}: {exc}"
             return False
-        self._ix, self._searcher, self._identity = ix, searcher, identity
-        self.catalog = Catalog(self.directory / _CATALOG_FILE)
+        try:
+            catalog = Catalog(self.directory / _CATALOG_FILE)
+        except DatabaseDamaged as exc:
+            searcher.close()
+            self._damage = str(exc)
+            return False
+        self._ix, self._searcher, self._identity, self.catalog = ix, searcher, identity, catalog
         return True
 
     def _create(self) -> None:
+        try:
+            self._make()
+        except OSError as exc:
+            raise storage_error(exc, "create the index at", self.directory) from None
+
+    def _make(self) -> None:
+        if self.directory.exists() and self._damage:
+            self._set_aside()
         if self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -214,6 +233,22 @@ class FactIndex:
         # The marker comes last: an index without it is unfinished and gets rebuilt.
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
         self._identity = self._marker_identity()
+
+    def _set_aside(self) -> None:
+        """Move a damaged index aside for a look (only the newest such copy is kept: the files can rebuild it)."""
+        for old in self.directory.parent.glob(f"{self.directory.name}.{ASIDE}-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        aside = move_aside(self.directory)
+        log.warning("the index was damaged (%s); moved it aside to %s and rebuilt it from the files",
+                    self._damage, aside)
+        self._damage = None
+
+    def _rebuild_damaged(self, damage: DatabaseDamaged) -> None:
+        """Start over from an empty index after finding its catalog damaged while in use."""
+        with self._lock():
+            self._damage = str(damage)
+            self.close()
+            self._create()
 
     def reset(self) -> None:
         """Drop everything and start from an empty index (the caller re-indexes)."""
@@ -238,6 +273,11 @@ class FactIndex:
     def manifest(self) -> dict[str, ManifestEntry]:
         """What the index last saw of each file (shared by every process)."""
         self.open()
+        assert self.catalog is not None
+        try:
+            return self.catalog.manifest()
+        except DatabaseDamaged as exc:
+            self._rebuild_damaged(exc)  # every sync starts here, so the index heals at the next search
         assert self.catalog is not None
         return self.catalog.manifest()
 
@@ -278,7 +318,16 @@ class FactIndex:
 
     def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
         assert self._ix is not None
-        writer = self._ix.writer(timeout=30.0)
+        try:
+            writer = self._ix.writer(timeout=30.0)
+        except whoosh_index.LockError:
+            # Index writes happen under the vault lock, so a live process holds this one by mistake.
+            raise VaultBusy(f"the index at {self.directory} stayed locked for 30 s; try again") from None
+        except OSError as exc:
+            # A writer that failed after taking its lock holds it until collected: clearing the failed
+            # frames lets go of it now, not at some later garbage collection.
+            traceback.clear_frames(exc.__traceback__)
+            raise storage_error(exc, "write the index at", self.directory) from None
         try:
             for path in paths:
                 writer.delete_by_term("path", path)
@@ -286,10 +335,12 @@ class FactIndex:
                 writer.delete_by_term("doc_id", doc_id)
             for doc in docs:
                 writer.add_document(**_fields(doc))
-        except BaseException:
-            writer.cancel()
+            writer.commit()
+        except BaseException as exc:
+            _abandon(writer)
+            if isinstance(exc, OSError):
+                raise storage_error(exc, "write the index at", self.directory) from None
             raise
-        writer.commit()
 
     # -- reading --------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
@@ -388,6 +439,25 @@ class FactIndex:
             return _OPEN_RETRY(opener)
         except _VANISHED as exc:
             raise IndexUnavailable(f"the search index cannot be opened: {exc}; run `wolfmem reindex`") from None
+
+
+def _abandon(writer) -> None:
+    """Let go of a writer whose work or commit failed, above all of its write lock.
+
+    A commit that fails half-way (a full disk) leaves the writer unable to cancel; its lock would then
+    stay held until the object is collected, and every index write meanwhile would fail.
+    """
+    try:
+        writer.cancel()
+        return
+    except (OSError, ValueError, IndexingError) as exc:
+        log.info("index writer could not cancel cleanly (%s); releasing its lock", exc)
+    lock = writer.writelock
+    if lock is not None and lock.fd is not None:
+        with contextlib.suppress(OSError):
+            lock.release()
+    with contextlib.suppress(OSError):
+        writer._tempstorage.destroy()
 
 
 def _open_searcher(ix: whoosh_index.Index):

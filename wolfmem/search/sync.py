@@ -13,6 +13,7 @@ from pathlib import Path
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.errors import StorageError
 from wolfmem.search.index import FactDoc, FactIndex
 from wolfmem.storage import archive
 from wolfmem.storage.catalog import ManifestEntry
@@ -27,6 +28,10 @@ RACY_WINDOW_NS = 2_000_000_000
 # A fact is indexed with this many facts before and after it (same section) as its context: an
 # answer is often the reply to the line with the question's words, or the one after (BENCHMARKS.md).
 CONTEXT_LINES = 2
+
+# The reason recorded for a file that could not be read. Such a file stays in every plan: a `chmod`
+# that makes it readable changes neither its mtime nor its size, and a failed open costs microseconds.
+UNREADABLE = "cannot read"
 
 
 @dataclass(frozen=True)
@@ -53,7 +58,8 @@ class SyncReport:
 def plan(
     disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], *, racy: bool = True
 ) -> SyncPlan:
-    """Decide which files need a look: new, stat changed, or (with racy) racily clean; and which are gone."""
+    """Decide which files need a look: new, stat changed, or (with racy) racily clean or unreadable last
+    time; and which are gone."""
     check = []
     for rel, seen in disk.items():
         entry = manifest.get(rel)
@@ -61,7 +67,7 @@ def plan(
             entry is None
             or entry.mtime_ns != seen.mtime_ns
             or entry.size != seen.size
-            or racy and entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS
+            or racy and (entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS or entry.skipped.startswith(UNREADABLE))
         ):
             check.append(rel)
     remove = [rel for rel in manifest if rel not in disk]
@@ -170,7 +176,8 @@ class Syncer:
     def pending(self, *, racy: bool = True) -> SyncPlan:
         """What differs between disk and the index right now (no lock, no writes).
 
-        racy=False leaves out files that are only re-checked because they were written moments ago.
+        racy=False leaves out files that are only re-checked because they were written moments ago or
+        could not be read last time.
         """
         return plan(self.vault.scan(), self.manifest(), racy=racy)
 
@@ -187,11 +194,19 @@ class Syncer:
         """Make the index reflect the files on disk (or just `only` of them); cheap when nothing changed."""
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
-        if not plan(self.vault.scan(only), known):
+        todo = plan(self.vault.scan(only), known)
+        if not todo:
             self.last_sync = time.time()
             return SyncReport()
-        with self.vault.lock():
-            return self.sync_locked(progress, only)
+        try:
+            with self.vault.lock():
+                return self.sync_locked(progress, only)
+        except StorageError:
+            # A read-only or full state folder: if every planned file turns out to hold what the index
+            # has (a racy re-check, a file still unreadable), the index is current and reads go on.
+            if todo.remove or not all(self._unchanged(rel, known.get(rel)) for rel in todo.check):
+                raise
+            return SyncReport()
 
     def sync_locked(
         self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
@@ -233,11 +248,14 @@ class Syncer:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            log.warning("skipped %s: cannot read it (%s)", rel, exc)
-            report.skipped[rel] = f"cannot read: {exc.strerror or exc}"
-            docs_by_path[rel] = []
+            reason = f"{UNREADABLE}: {exc.strerror or exc}"
             mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
-            return ManifestEntry(mtime_ns, size, "", time.time_ns(), report.skipped[rel])
+            if old is not None and (old.mtime_ns, old.size, old.skipped) == (mtime_ns, size, reason):
+                return old  # still unreadable, as recorded: nothing to write
+            log.warning("skipped %s: cannot read it (%s)", rel, exc)
+            report.skipped[rel] = reason
+            docs_by_path[rel] = []
+            return ManifestEntry(mtime_ns, size, "", time.time_ns(), reason)
         revision = content_hash(data)
         now = time.time_ns()
         if old is not None and old.revision == revision:
@@ -260,6 +278,18 @@ class Syncer:
         report.indexed.append(rel)
         report.facts += len(docs)
         return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+
+    def _unchanged(self, rel: str, old: ManifestEntry | None) -> bool:
+        """Whether a file still holds what the index recorded of it (same stat and bytes, or unreadable as before)."""
+        if old is None:
+            return False
+        path = self.vault.root / rel
+        try:
+            stat = path.stat()
+            data = path.read_bytes()
+        except OSError as exc:
+            return old.skipped == f"{UNREADABLE}: {exc.strerror or exc}"
+        return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 
     def reindex_text(self, rel: str, data: bytes) -> None:
         """Index bytes wolfmem itself just wrote, under the caller's vault lock, with no re-read."""

@@ -5,6 +5,9 @@
   changed file costs index writes only for the facts that changed, and line shifts cost none;
 - meta: a generation counter bumped by every change, so another process's commit is noticed with
   one cheap read.
+
+Every method fails only with WolfmemErrors; a damaged catalog raises DatabaseDamaged, and the index
+that owns it rebuilds both from the files.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from wolfmem.storage.db import open_db
+from wolfmem.storage.db import Store, guarded, open_db, rollback
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS files (
@@ -51,12 +54,15 @@ class DocRow:
     digest: str
 
 
-class Catalog:
+class Catalog(Store):
     """One SQLite connection per process-side index handle; safe across processes (WAL, busy timeout)."""
+
+    SCHEMA = _SCHEMA
+    MEND_DAMAGE = False
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db = open_db(path, _SCHEMA)
+        self._db = open_db(path, _SCHEMA, recover=False)
         self._guard = threading.Lock()
         self._manifest: dict[str, ManifestEntry] = {}
         self._manifest_generation = -1
@@ -66,17 +72,20 @@ class Catalog:
         with self._guard:
             self._db.close()
 
+    @guarded
     def generation(self) -> int:
         """A number that changes whenever any process changes the catalog."""
         with self._guard:
             return int(self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
+    @guarded
     def synced_at(self) -> int | None:
         """When any process last committed a change (Unix seconds)."""
         with self._guard:
             row = self._db.execute("SELECT value FROM meta WHERE key = 'synced_at'").fetchone()
         return int(row[0]) if row else None
 
+    @guarded
     def manifest(self) -> dict[str, ManifestEntry]:
         """Every file the index knows, re-read only when another change was committed."""
         generation = self.generation()
@@ -89,12 +98,14 @@ class Catalog:
             self._manifest_generation = generation
         return self._manifest
 
+    @guarded
     def doc_rows(self, path: str) -> dict[str, DocRow]:
         """The indexed facts of one file by id."""
         with self._guard:
             rows = self._db.execute("SELECT doc_id, line, digest FROM docs WHERE path = ?", (path,)).fetchall()
         return {row[0]: DocRow(*row) for row in rows}
 
+    @guarded
     def lines(self, doc_ids: Sequence[str]) -> dict[str, int]:
         """The current line of each of the given facts that is still indexed."""
         if not doc_ids:
@@ -104,6 +115,7 @@ class Catalog:
             rows = self._db.execute(f"SELECT doc_id, line FROM docs WHERE doc_id IN ({marks})", list(doc_ids))
             return dict(rows.fetchall())
 
+    @guarded
     def commit(
         self,
         entries: Mapping[str, ManifestEntry | None],
@@ -133,5 +145,5 @@ class Catalog:
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('synced_at', ?)", (int(time.time()),))
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise

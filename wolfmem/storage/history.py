@@ -5,7 +5,7 @@ If the file changed by hand since wolfmem last recorded it, the hand-edited vers
 first (cause "hand edit"), so the timeline has no holes. Saves on one day coalesce into one
 generation, so a busy day of saves cannot push the curation versions out. The newest
 `GENERATIONS` versions of each file are kept, compressed: the space is bounded by about that many
-copies of each file.
+copies of each file. A damaged history file is moved aside and a new, empty one started (see db.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-from wolfmem.storage.db import open_db
+from wolfmem.storage.db import Store, guarded, open_db, rollback
 from wolfmem.storage.vault import content_hash
 
 GENERATIONS = 30
@@ -44,8 +44,10 @@ class Version:
     size: int
 
 
-class History:
+class History(Store):
     """The version store of one vault on this machine."""
+
+    SCHEMA = _SCHEMA
 
     def __init__(self, path: Path, generations: int = GENERATIONS) -> None:
         self.path = path
@@ -67,6 +69,7 @@ class History:
                 self._db.close()
                 self._db = None
 
+    @guarded
     def record(self, rel: str, before: bytes, after: bytes, cause: str, at: datetime) -> None:
         """Record `after` as the newest version of rel, written by `cause` over `before`."""
         with self._guard:
@@ -88,10 +91,10 @@ class History:
                     "(SELECT id FROM versions WHERE path = ? ORDER BY id DESC LIMIT ?)",
                     (rel, rel, self.generations),
                 )
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise
-            db.execute("COMMIT")
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rel: str, stamp: str, cause: str, revision: str, data: bytes) -> None:
@@ -100,6 +103,7 @@ class History:
             (rel, stamp, cause, revision, len(data), zlib.compress(data, 6)),
         )
 
+    @guarded
     def versions(self, rel: str) -> list[Version]:
         """Every kept version of rel, newest first."""
         with self._guard:
@@ -108,6 +112,7 @@ class History:
             ).fetchall()
         return [Version(*row) for row in rows]
 
+    @guarded
     def data(self, version_id: int) -> bytes | None:
         """The bytes of one version, or None if it is no longer kept."""
         with self._guard:

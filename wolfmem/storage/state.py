@@ -6,19 +6,29 @@
 - runs: the last outcome of each scheduled job;
 - issued: the fact each line ref last handed to a caller named, so an update or forget by ref acts
   only on the line the caller actually read.
+- outbox: provenance changes (snapshot and first-seen) not yet published to the vault's
+  `.wolfmem/provenance/` log, where another machine that takes over curation reads them.
+
+Every method fails only with WolfmemErrors; a damaged file is moved aside and recreated empty (see db.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from wolfmem.storage.db import open_db
+from wolfmem.errors import StorageError, storage_error
+from wolfmem.storage.db import Store, begin, guarded, open_db, rollback
+
+log = logging.getLogger(__name__)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS receipts (request_id TEXT PRIMARY KEY, receipt TEXT NOT NULL, created TEXT NOT NULL);
@@ -29,40 +39,74 @@ CREATE TABLE IF NOT EXISTS snapshot_files (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS runs (job TEXT PRIMARY KEY, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS issued (path TEXT NOT NULL, line INTEGER NOT NULL, key TEXT NOT NULL,
                                    PRIMARY KEY (path, line));
+CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-class StateStore:
+def line_hash(line: str) -> str:
+    """The name a snapshot line goes by outside this machine: the vault log never repeats a fact's words."""
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
+
+
+class StateStore(Store):
     """A small SQLite database in the vault's machine-local state folder."""
+
+    SCHEMA = _SCHEMA
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(exc, "create the state folder", path.parent) from None
         # One connection, used by one thread at a time; every operation is its own transaction,
         # so no lock is held between calls and other processes see each write at once.
-        self._db = open_db(path, _SCHEMA)
+        self._db: sqlite3.Connection | None = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
+        # Called after a change that the vault's provenance log should hear about (see provenance.py).
+        self.on_change: Callable[[], None] | None = None
+        try:
+            self._seed_outbox()
+        except StorageError as exc:  # a read-only or full state folder still serves reads
+            log.warning("%s; what this machine knows reaches the vault's provenance log later", exc)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
         # IMMEDIATE: a read-then-write transaction could not upgrade its lock once another
         # process wrote, and SQLite would fail it at once instead of waiting.
         with self._guard:
-            self._db.execute("BEGIN IMMEDIATE")
+            if self._db is None:  # closed: reopened on use, like History
+                self._db = open_db(self.path, _SCHEMA)
+            db = self._db
+            db.execute(begin(db))
             try:
-                yield self._db
+                yield db
+                db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(db)
                 raise
-            self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection, which also folds SQLite's write-ahead log into the file (reopened on next use)."""
+        with self._guard:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
 
     # -- receipts -------------------------------------------------------------
+    @guarded
     def receipt(self, request_id: str) -> dict[str, Any] | None:
         """The receipt recorded for a request id, if any."""
         with self._connect() as db:
             row = db.execute("SELECT receipt FROM receipts WHERE request_id = ?", (request_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    @guarded
     def put_receipt(self, request_id: str, receipt: dict[str, Any], day: str) -> None:
         """Remember the answer to a request id (the first one wins)."""
         with self._connect() as db:
@@ -71,13 +115,19 @@ class StateStore:
             )
 
     # -- first seen -----------------------------------------------------------
+    @guarded
     def note_first_seen(self, path: str, keys: Iterable[str], day: str) -> None:
         """Record day as the first-seen date of each line key not seen before in path."""
         with self._connect() as db:
-            db.executemany(
-                "INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in keys)
-            )
+            known = {row[0] for row in db.execute("SELECT key FROM first_seen WHERE path = ?", (path,))}
+            new = sorted(set(keys) - known)
+            db.executemany("INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in new))
+            if new:
+                _post(db, {"path": path, "seen": dict.fromkeys(new, day)})
+        if new:
+            self._changed()
 
+    @guarded
     def first_seen(self, path: str) -> dict[str, str]:
         """Line key → first-seen day for one file."""
         with self._connect() as db:
@@ -85,6 +135,7 @@ class StateStore:
         return dict(rows)
 
     # -- snapshots ------------------------------------------------------------
+    @guarded
     def snapshot_lines(self, path: str) -> set[str] | None:
         """The lines wolfmem wrote or accepted in a file, or None when it has no snapshot yet."""
         with self._connect() as db:
@@ -94,33 +145,97 @@ class StateStore:
             rows = db.execute("SELECT line FROM snapshot WHERE path = ?", (path,)).fetchall()
         return {row[0] for row in rows}
 
+    @guarded
     def update_snapshot(self, path: str, added: Iterable[str], removed: Iterable[str]) -> None:
         """Record lines wolfmem composed in a file, and forget lines no longer in it."""
+        added, removed = sorted(set(added)), sorted(set(removed))
         with self._connect() as db:
             db.execute("INSERT OR IGNORE INTO snapshot_files VALUES (?)", (path,))
             db.executemany("DELETE FROM snapshot WHERE path = ? AND line = ?", ((path, line) for line in removed))
             db.executemany("INSERT OR IGNORE INTO snapshot VALUES (?, ?)", ((path, line) for line in added))
+            if added or removed:
+                _post(db, {"path": path, "own": [line_hash(x) for x in added], "drop": [line_hash(x) for x in removed]})
+        if added or removed:
+            self._changed()
 
     # -- runs -----------------------------------------------------------------
+    @guarded
     def run_record(self, job: str) -> dict[str, Any] | None:
         """The last recorded outcome of a job."""
         with self._connect() as db:
             row = db.execute("SELECT record FROM runs WHERE job = ?", (job,)).fetchone()
         return json.loads(row[0]) if row else None
 
+    @guarded
     def put_run_record(self, job: str, record: dict[str, Any]) -> None:
         """Store a job's latest outcome."""
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?)", (job, json.dumps(record)))
 
     # -- issued refs ----------------------------------------------------------
+    @guarded
     def note_issued(self, refs: Iterable[tuple[str, int, str]]) -> None:
         """Remember which fact (by key) each handed-out line ref (path, line) named."""
         with self._connect() as db:
             db.executemany("INSERT OR REPLACE INTO issued VALUES (?, ?, ?)", refs)
 
+    @guarded
     def issued_key(self, path: str, line: int) -> str | None:
         """The key of the fact last handed out under a line ref, if any."""
         with self._connect() as db:
             row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
         return row[0] if row else None
+    # -- provenance: what other machines learn from this one, and the reverse ----------------------
+    @guarded
+    def outbox(self, limit: int = 500) -> list[tuple[int, dict[str, Any]]]:
+        """The oldest provenance records not yet published to the vault, with their ids."""
+        with self._connect() as db:
+            rows = db.execute("SELECT id, record FROM outbox ORDER BY id LIMIT ?", (limit,)).fetchall()
+        return [(row[0], json.loads(row[1])) for row in rows]
+
+    @guarded
+    def clear_outbox(self, ids: Iterable[int]) -> None:
+        """Forget records the vault's log now holds."""
+        with self._connect() as db:
+            db.executemany("DELETE FROM outbox WHERE id = ?", ((number,) for number in ids))
+
+    @guarded
+    def absorb_first_seen(self, path: str, days: Mapping[str, str]) -> bool:
+        """Take another machine's first-seen days where they are earlier (or new); whether anything changed."""
+        with self._connect() as db:
+            before = db.total_changes
+            db.executemany(
+                "INSERT INTO first_seen VALUES (?, ?, ?) ON CONFLICT (path, key) DO UPDATE SET day = excluded.day "
+                "WHERE excluded.day < first_seen.day",
+                ((path, key, day) for key, day in days.items()),
+            )
+            return db.total_changes != before
+
+    @guarded
+    def absorb_snapshot(self, path: str, own: Iterable[str], not_own: Iterable[str]) -> None:
+        """Take the vault log's word on which lines of a file wolfmem wrote (not published again)."""
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO snapshot_files VALUES (?)", (path,))
+            db.executemany("DELETE FROM snapshot WHERE path = ? AND line = ?", ((path, line) for line in not_own))
+            db.executemany("INSERT OR IGNORE INTO snapshot VALUES (?, ?)", ((path, line) for line in own))
+
+    @guarded
+    def _seed_outbox(self) -> None:
+        """Publish what this state folder knew before the vault log existed, once (an upgrade, a first run)."""
+        with self._connect() as db:
+            if db.execute("SELECT 1 FROM meta WHERE key = 'journal'").fetchone():
+                return
+            # Stamped 0: anything recorded since, on any machine, is newer.
+            for (path,) in db.execute("SELECT path FROM snapshot_files").fetchall():
+                lines = [row[0] for row in db.execute("SELECT line FROM snapshot WHERE path = ?", (path,))]
+                _post(db, {"path": path, "own": [line_hash(x) for x in lines], "drop": []}, at=0.0)
+            for (path,) in db.execute("SELECT DISTINCT path FROM first_seen").fetchall():
+                days = dict(db.execute("SELECT key, day FROM first_seen WHERE path = ?", (path,)).fetchall())
+                _post(db, {"path": path, "seen": days}, at=0.0)
+            db.execute("INSERT INTO meta VALUES ('journal', '1')")
+
+
+def _post(db: sqlite3.Connection, record: dict[str, Any], at: float | None = None) -> None:
+    """Queue a provenance record, stamped with the wall clock (the vault log orders records by it)."""
+    stamped = {"at": round(time.time() if at is None else at, 6), **record}
+    db.execute("INSERT INTO outbox (record) VALUES (?)", (json.dumps(stamped, sort_keys=True),))

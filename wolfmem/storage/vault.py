@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import filelock
 
-from wolfmem.errors import NotAVault, OutsideVault, UsageError, VaultBusy
+from wolfmem.errors import NotAVault, OutsideVault, UsageError, VaultBusy, storage_error
 from wolfmem.storage.exchange import create_new
 
 CURATED = ("people", "projects", "preferences", "technical", "decisions")
@@ -135,10 +135,13 @@ class Vault:
                 created.append(self._display(folder) + "/")
         for name in CURATED:
             target = self.knowledge_dir / f"{name}.md"
-            if target.exists() or target.is_symlink():
-                continue
-            if create_new(target, template_text(name).encode("utf-8")):
-                created.append(self._display(target))
+            try:
+                if target.exists() or target.is_symlink():
+                    continue
+                if create_new(target, template_text(name).encode("utf-8")):
+                    created.append(self._display(target))
+            except OSError:
+                continue  # a read-only, full or unreadable vault still opens; the first write there says why
         return created
 
     def _display(self, path: Path) -> str:
@@ -241,8 +244,11 @@ class Vault:
     @contextlib.contextmanager
     def lock(self, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
         """Hold the vault's single-writer lock (threads and processes); freed if the holder dies."""
-        self.state_dir.mkdir(parents=True, exist_ok=True)
         lock_path = str(self.state_dir / "vault.lock")
+        try:
+            self.state_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise storage_error(exc, "create the state folder", self.state_dir) from None
         with _THREAD_LOCKS_GUARD:
             thread_lock = _THREAD_LOCKS.setdefault(lock_path, threading.RLock())
         if not thread_lock.acquire(timeout=timeout):
@@ -258,6 +264,8 @@ class Vault:
                     f"another process has held the vault lock of {self.root} for {timeout:.0f} s; "
                     "check `wolfmem status` and try again"
                 ) from None
+            except OSError as exc:
+                raise storage_error(exc, "take the vault lock", lock_path) from None
             try:
                 yield
             finally:

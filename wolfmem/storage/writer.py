@@ -29,7 +29,13 @@ from typing import Generic, TypeVar
 
 from wolfmem.cancellation import checkpoint
 from wolfmem.core.markdown import content_lines
-from wolfmem.errors import UsageError, VaultBusy, WolfmemError, storage_error
+from wolfmem.errors import (
+    StorageError,
+    UsageError,
+    VaultBusy,
+    WolfmemError,
+    storage_error,
+)
 from wolfmem.storage.exchange import atomic_write, read_or_empty, replace_if_unchanged
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
@@ -53,6 +59,7 @@ class Cause(enum.StrEnum):
     DIGEST = "digest"
     REPORT = "report"
     LEASE = "lease"
+    PROVENANCE = "provenance"
     UPDATE = "update"
     FORGET = "forget"
     ARCHIVE = "archive"
@@ -114,6 +121,7 @@ class VaultWriter:
         self.reindex = reindex
         self.on_stage: Callable[[Stage, str], None] | None = None
         self.last_index_error: str | None = None
+        self.last_bookkeeping_error: str | None = None
 
     def edit(
         self,
@@ -181,11 +189,17 @@ class VaultWriter:
     def _landed(self, written: Written[T], cause: Cause, composed: bool) -> None:
         rel = written.rel
         if rel.startswith("knowledge/"):
-            self.history.record(rel, written.previous, written.data, cause.value, self.clock())
-            old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
-            new = set(content_lines(written.data.decode("utf-8")))
-            # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
-            self.state.update_snapshot(rel, new - old if composed else (), old - new)
+            try:
+                self.history.record(rel, written.previous, written.data, cause.value, self.clock())
+                old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
+                new = set(content_lines(written.data.decode("utf-8")))
+                # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
+                self.state.update_snapshot(rel, new - old if composed else (), old - new)
+            except StorageError as exc:
+                # The vault holds the new bytes, and they are the truth: a full or read-only state folder
+                # loses this version's history and provenance (its new lines count as hand-written), not the write.
+                self.last_bookkeeping_error = f"{rel}: {exc}"
+                log.warning("%s was written, but its history and provenance were not recorded (%s)", rel, exc)
         if self.reindex is not None and is_indexable(rel):
             try:
                 self.reindex(rel, written.data)

@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from wolfmem import __version__, limits, mcp_resources, prompts, tools
+from wolfmem import __version__, limits, mcp_resources, prompts, tool_catalog, tools
 from wolfmem.cancellation import Cancelled, cancellable
 from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.mcp_link import ClientLink
@@ -37,7 +37,7 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
     link = link or _link(memory)
 
     async def list_tools(ctx: Context, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_mcp_tool(tool) for tool in tools.TOOLS])
+        return types.ListToolsResult(tools=[_mcp_tool(tool) for tool in tool_catalog.TOOLS])
 
     async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in tools.BY_NAME:
@@ -125,7 +125,7 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
             "wolfmem",
             version=__version__,
             title="wolfmem memory",
-            instructions=tools.DOCTRINE,
+            instructions=tool_catalog.DOCTRINE,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
             on_list_resources=list_resources,
@@ -180,7 +180,7 @@ def _error(code: int, message: str) -> MCPError:
     return MCPError(code, limits.cut(message, limits.ERROR_CHARS))
 
 
-def _mcp_tool(tool: tools.Tool) -> types.Tool:
+def _mcp_tool(tool: tool_catalog.Tool) -> types.Tool:
     return types.Tool(
         name=tool.name,
         title=tool.title,

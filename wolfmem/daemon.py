@@ -22,6 +22,9 @@ from wolfmem.storage.vault import Vault
 
 log = logging.getLogger(__name__)
 
+# The state record of the daemon's indexer: its last error, '' once it recovered.
+INDEXER_RECORD = "indexer"
+
 
 class DaemonRunning(WolfmemError):
     """Another daemon already serves this vault on this machine."""
@@ -53,6 +56,7 @@ class Daemon:
         self._scheduler: Any = None
         self._embedding: Any = None
         self._started = False
+        self._index_error = ""
 
     def start(self) -> None:
         """Take the single-instance lock, create the vault if needed, sync, then watch and schedule."""
@@ -93,14 +97,34 @@ class Daemon:
         started = time.monotonic()
         try:
             report = self.memory.sync()
+        except WolfmemError as exc:
+            self._note_index_health(str(exc))
+            raise
         finally:
             # Only the searcher: the scheduler's jobs may be writing through the same index right now.
             self.memory.release_readers()
+        self._note_index_health(self.memory.writer.last_index_error or "")
         if self._embedding is not None and (report.indexed or report.removed):
             self._embedding.wake()
         log.debug("sync: %d file(s) indexed, %d removed, in %.0f ms",
                   len(report.indexed), len(report.removed), (time.monotonic() - started) * 1000)
         return report
+
+    def _note_index_health(self, error: str) -> None:
+        """Record the indexer's last error (or its recovery) where `wolfmem status` in any process reads it."""
+        assert self.memory is not None
+        if error == self._index_error:
+            return
+        self._index_error = error
+        record = {"error": error, "at": self.memory.clock().isoformat(timespec="seconds")}
+        try:
+            self.memory.state.put_run_record(INDEXER_RECORD, record)
+        except WolfmemError as exc:
+            log.warning("could not record the indexer's health: %s", exc)
+        if error:
+            log.error("the index could not be brought up to date: %s", error)
+        else:
+            log.info("the index is up to date again")
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from wolfmem.daemon import daemon_pid, log_file
+from wolfmem.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.errors import WolfmemError
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
@@ -38,8 +38,12 @@ def collect(memory: Memory) -> dict[str, Any]:
         data["jobs"] = JobRunner(memory, config).status(memory.clock())
         # The last curation's machine-readable record: timings, token usage, each file's outcome.
         data["last_curation"] = memory.state.run_record("curate")
+        indexer = memory.state.run_record(INDEXER_RECORD) or {}
     except WolfmemError as exc:
-        data["jobs"], data["last_curation"] = {"error": str(exc)}, None
+        data["jobs"], data["last_curation"], indexer = {"error": str(exc)}, None, {}
+    last_error = memory.writer.last_index_error or indexer.get("error") or ""
+    if "error" not in data["index"]:
+        data["index"]["last_error"] = {"error": last_error, "at": indexer.get("at")} if last_error else None
     data["faults"] = [fault.to_dict() for fault in faults.check(memory.vault, memory.writer)]
     return data
 
@@ -63,6 +67,9 @@ def render(data: dict[str, Any]) -> str:
         f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}"
         if "error" not in index else f"index:    unavailable: {index['error']}",
     ]
+    if index.get("last_error"):
+        lines.append(f"          last indexer error ({index['last_error']['at'] or 'this process'}): "
+                     f"{index['last_error']['error']}")
     if index["stale_files"]:
         lines.append(f"          {len(index['stale_files'])} file(s) changed since the last sync (the next search syncs them)")
     for rel, why in index["skipped_files"].items():

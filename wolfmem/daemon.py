@@ -16,6 +16,7 @@ import filelock
 from wolfmem.config import Config
 from wolfmem.errors import WolfmemError
 from wolfmem.memory.facade import Memory, local_now
+from wolfmem.search.index import FactIndex
 from wolfmem.search.sync import SyncReport
 from wolfmem.search.watcher import Watcher
 from wolfmem.storage.vault import Vault
@@ -150,6 +151,7 @@ class Daemon:
 
 
 def _start_scheduler(memory: Memory, config: Config) -> Any:
+    # Imported here: only the daemon runs the schedule, so no other command loads APScheduler.
     from wolfmem.jobs.scheduler import Scheduler
 
     scheduler = Scheduler(memory, config, local_now)
@@ -161,8 +163,6 @@ def _start_embedding(memory: Memory) -> Any:
     """With embeddings configured, a thread that embeds new and changed facts in the background."""
     if memory.hybrid is None:
         return None
-    from wolfmem.search.index import FactIndex
-
     # Its own index handle: the daemon closes its readers after every sync, mid-pass or not.
     background = memory.hybrid.background(FactIndex(memory.vault.index_dir, lock=memory.vault.lock))
     background.start()

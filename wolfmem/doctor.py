@@ -18,17 +18,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from wolfmem import service
 from wolfmem.config import Config
-from wolfmem.errors import WolfmemError
+from wolfmem.daemon import daemon_pid
+from wolfmem.errors import LLMError, WolfmemError
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile
 from wolfmem.memory.facade import Memory, local_now
+from wolfmem.search.index import FactDoc
+from wolfmem.service import ServiceState
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.vault import CURATED_PATHS, Vault
-
-if TYPE_CHECKING:
-    from wolfmem.service import ServiceState
 
 # A path no vault file can have (sync never indexes `.wolfmem/`), so the probe cannot shadow a note.
 PROBE_PATH = ".wolfmem/doctor-probe.md"
@@ -158,8 +159,6 @@ def check_state(subject: Subject) -> Check:
 
 def check_index(subject: Subject) -> Check:
     """The index opens, and a probe fact written to it is found and then removed."""
-    from wolfmem.memory.facade import Memory
-    from wolfmem.search.index import FactDoc
 
     if not subject.vault.exists():
         return Check("index", Status.WARNING, "not checked: there is no vault yet", "create the vault first")
@@ -247,7 +246,6 @@ def check_watcher(subject: Subject) -> Check:
 
 def check_daemon(subject: Subject) -> Check:
     """A daemon serves this vault, by hand or as the user service."""
-    from wolfmem.daemon import daemon_pid
 
     pid = daemon_pid(subject.vault) if subject.vault.state_dir.is_dir() else None
     service = _service_state()
@@ -264,7 +262,6 @@ def check_daemon(subject: Subject) -> Check:
 
 def _service_state() -> ServiceState | None:
     """The user service's state, or None where there can be no service (other platforms)."""
-    from wolfmem import service
 
     try:
         return service.status()
@@ -300,7 +297,7 @@ def _lease_check(lease_file: LeaseFile) -> Check:
 
 def check_llm(subject: Subject) -> Check:
     """The configured LLM answers a tiny request (nothing to check when curation runs offline)."""
-    from wolfmem.errors import LLMError
+    # Imported here: the openai client is needed only when an LLM is configured.
     from wolfmem.llm import LLMClient, LLMSettings
 
     config = subject.config

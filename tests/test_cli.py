@@ -398,7 +398,8 @@ def test_dash_h_is_help(args: tuple[str, ...]) -> None:
 def test_shell_completion_installs_and_completes(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("wolfmem")
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
-    installed = subprocess.run([str(exe), "--install-completion", "bash"], capture_output=True, text=True,
+    # From a bash prompt, as a person types it: typer detects the shell from the parent process.
+    installed = subprocess.run(["bash", "-c", f"'{exe}' --install-completion"], capture_output=True, text=True,
                                env=env, timeout=60)
     assert installed.returncode == 0, installed.stderr
     script = tmp_path / ".bash_completions" / "wolfmem.sh"

@@ -15,9 +15,12 @@ from wolfmem.cancellation import Cancelled
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.tool_calls import ToolResult
-from wolfmem.tool_catalog import TOOLS, Tool
+from wolfmem.tool_catalog import DOCTRINE, TOOLS, Tool
 
 log = logging.getLogger(__name__)
+
+# The public face of the tools for a caller's own agent loop (README: OpenAI function calling).
+__all__ = ["BY_NAME", "DOCTRINE", "TOOLS", "call", "execute", "openai_tools"]
 
 MAX_ARGUMENT_CHARS = limits.ARGUMENT_CHARS
 ERROR_CHARS = limits.ERROR_CHARS

@@ -1,0 +1,77 @@
+"""What every command shares: the vault and --json options, opening the vault, and the one error translation."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from wolfmem.config import Config, load_config
+from wolfmem.errors import UsageError, WolfmemError, database_error, storage_error
+from wolfmem.memory.facade import Memory
+
+VaultOption = Annotated[
+    Path | None,
+    typer.Option("--vault", help="The vault folder (default: $WOLFMEM_VAULT, the config file, or the user data dir)."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"wolfmem: {message}", err=True)
+    raise typer.Exit(code)
+
+@contextmanager
+def errors() -> Iterator[None]:
+    """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1.
+
+    The library raises only WolfmemErrors; raw OS and SQLite errors are translated here as well, so a
+    fault it missed still reads as a reason and a fix rather than a traceback.
+    """
+    try:
+        yield
+    except UsageError as exc:
+        fail(str(exc), 2)
+    except WolfmemError as exc:
+        fail(str(exc), 1)
+    except OSError as exc:
+        fail(str(storage_error(exc, "use", exc.filename or "a file")), 1)
+    except sqlite3.Error as exc:
+        fail(str(database_error(exc, "wolfmem's state folder")), 1)
+
+def config_for(vault: Path | None) -> Config:
+    return load_config({"vault": str(vault) if vault is not None else None})
+
+def require_vault_unless_default(config: Config) -> None:
+    """Only the default vault is created implicitly; a named folder must already be a vault."""
+    if config.vault is not None:
+        from wolfmem.storage.vault import Vault
+
+        Vault(config.vault_path(), config.state_root()).require()
+
+@contextmanager
+def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[Memory]:
+    """Open the vault. Only the default vault is created on first use, so a typo never makes a new one."""
+    with errors():
+        config = config_for(vault)
+        if create is None:
+            create = config.vault is None
+        with Memory(config=config, create=create) as memory:
+            yield memory
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+def parse_day(value: str | None, name: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        fail(f"{name} must be a date like 2026-11-29, not {value!r}", 2)

@@ -1,0 +1,144 @@
+"""Commands that run something: the daemon, the MCP server, curation and the audit, and the user service."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from wolfmem.cli.common import (
+    JsonOption,
+    VaultOption,
+    config_for,
+    errors,
+    fail,
+    open_memory,
+    parse_day,
+    print_json,
+    require_vault_unless_default,
+)
+from wolfmem.errors import UsageError
+
+
+def daemon(vault: VaultOption = None) -> None:
+    """Run in the foreground: watch the vault, keep the index fresh, run scheduled jobs."""
+    from wolfmem.daemon import Daemon, run_in_foreground
+
+    with errors():
+        config = config_for(vault)
+        require_vault_unless_default(config)
+        run_in_foreground(Daemon(config))
+
+
+def mcp(vault: VaultOption = None) -> None:
+    """Serve the memory tools over MCP on stdio."""
+    from wolfmem.mcp_server import serve
+
+    with open_memory(vault) as memory:
+        serve(memory)
+
+
+def curate(
+    day: Annotated[str | None, typer.Option(
+        "--date", help="Curate through this finished day, YYYY-MM-DD, up to yesterday (default: all so far).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
+    now: Annotated[bool, typer.Option("--now", help="Run now through the scheduled job path (the default).")] = True,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Curate the knowledge files from the episodes now, through the same job path as the schedule."""
+    _run_job("curate", vault, as_json, day=parse_day(day, "--date"), dry_run=dry_run)
+
+
+def audit(
+    ctx: typer.Context,
+    now: Annotated[bool, typer.Option("--now", help="Run the audit now through the scheduled job path.")] = False,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run the monthly audit now (`--now`), or apply a staged one (`audit apply`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not now:
+        fail("say `wolfmem audit --now` to run the audit, or `wolfmem audit apply` to apply a staged one", 2)
+    _run_job("audit", vault, as_json)
+
+
+def audit_apply(
+    month: Annotated[str | None, typer.Option(help="The audit's month, YYYY-MM (default: the newest report).")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
+    from wolfmem.curation.audit.run import apply_staged, latest_report_month
+
+    with open_memory(vault) as memory, errors():
+        month = month or latest_report_month(memory)
+        if month is None:
+            raise UsageError("there is no audit report yet; run `wolfmem audit --now` first")
+        result = apply_staged(memory, month)
+    _show_result(result, as_json)
+
+
+def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
+    from wolfmem.jobs.runner import JobRunner
+
+    with open_memory(vault) as memory, errors():
+        result = JobRunner(memory, memory.config).run_now(name, memory.clock(), **options)
+    _show_result(result, as_json)
+    if result.get("status") in {"failed", "error"}:
+        raise typer.Exit(1)
+
+
+def _show_result(result: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        print_json(result)
+        return
+    typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
+    for rel, outcome in (result.get("files") or {}).items():
+        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas", "skipped"}:
+            reasons = "; ".join(outcome.get("reasons") or []) or "no reason given"
+            typer.echo(f"  {rel}: {outcome['status']}: {reasons}")
+    for diff in (result.get("diffs") or {}).values():
+        typer.echo(diff, nl=not diff.endswith("\n"))
+
+
+def _service_call(action: Callable[..., Any], *args: Any) -> None:
+    """Print what the service command did; exit 1 when a step failed."""
+    with errors():
+        report = action(*args)
+    typer.echo(report.text)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def service_install(vault: VaultOption = None) -> None:
+    """Start `wolfmem daemon` at login and restart it on failure."""
+    from wolfmem.service import install
+
+    if vault is not None:
+        with errors():
+            require_vault_unless_default(config_for(vault))
+    exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"
+    _service_call(install, exe, vault.resolve() if vault else None)
+
+
+def service_uninstall() -> None:
+    """Remove the user service."""
+    from wolfmem.service import uninstall
+
+    _service_call(uninstall)
+
+
+def service_status() -> None:
+    """Say whether the user service is installed and running; exit 1 when it is not running."""
+    from wolfmem.service import status as service_state
+
+    with errors():
+        state = service_state()
+    typer.echo(state.text)
+    if not state.running:
+        raise typer.Exit(1)

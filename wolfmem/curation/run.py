@@ -2,9 +2,13 @@
 
 `run(memory, curator, day)` covers the episodes and saves from the last
 successful curation (exclusive) through `day`. A day with nothing new makes no
-curator call. Each proposed file goes through `landing.apply_rewrite`, the one
-landing path shared with the monthly audit. The vault lock is held only around
-each write, never during an LLM call.
+curator call. The proposed files go through `landing.land_all`, the landing
+path shared with the monthly audit: validated together against the run's
+evidence, every fact that leaves archived first. A rewrite over the removal
+budget is staged (`curation.staging`) for `wolfmem curate apply`. A curated file
+that cannot be read (a symlink, a bad mode, not UTF-8) is skipped with its
+reason; the rest of the run goes on. The vault lock is held only around each
+write, never during an LLM call.
 """
 
 from __future__ import annotations
@@ -25,15 +29,16 @@ from wolfmem.curation.contract import (
     Episode,
     FileInput,
     FileOutcome,
-    FileProposal,
     Proposal,
     SavedFact,
 )
-from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
+from wolfmem.curation.evidence import evidence_lines
+from wolfmem.curation.landing import Rewrite, RunEvidence, forgotten_facts, hand_lines_of, land_all
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
-from wolfmem.errors import WolfmemError
+from wolfmem.curation.staging import StagedRewrite, stage
+from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -91,6 +96,8 @@ class _Inputs:
 
 def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
     path = memory.vault.resolve(rel)
+    if path.is_symlink():
+        raise UsageError(f"{rel} is a symbolic link; curation rewrites only regular files, so it is skipped")
     data = path.read_bytes() if path.exists() else b""
     return data, data.decode("utf-8")
 
@@ -101,7 +108,7 @@ def _gather(memory: Memory, day: str, since: str, previous: dict[str, Any]) -> _
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, WolfmemError) as exc:
             inputs.unreadable[rel] = f"cannot read {rel} as UTF-8 text ({exc}); fix it and curation resumes"
             continue
         inputs.files[rel] = (text, content_hash(data))
@@ -145,7 +152,8 @@ def _request(memory: Memory, day: str, since: str, inputs: _Inputs) -> CurationR
         rel: [section.heading for section in markdown.parse(text).sections]
         for rel, (text, _) in inputs.files.items()
     }
-    return CurationRequest(day, since, files, tuple(inputs.episodes), tuple(inputs.saves), sections)
+    return CurationRequest(day, since, files, tuple(inputs.episodes), tuple(inputs.saves), sections,
+                           forgotten_facts(memory))
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -166,7 +174,7 @@ def run(
     proposal = Proposal(files={})
     inputs = _gather(memory, day_s, since_s, previous)
     for rel, reason in inputs.unreadable.items():
-        result.files[rel] = FileOutcome("failed", [reason])
+        result.files[rel] = FileOutcome("skipped", [reason])
     error = ""
     if inputs.targets:
         if not dry_run:
@@ -174,15 +182,14 @@ def run(
             for rel in inputs.targets:
                 facts = markdown.parse(inputs.files[rel][0]).facts
                 memory.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day_s)
+        request = _request(memory, day_s, since_s, inputs)
         try:
-            proposal = curator.propose(_request(memory, day_s, since_s, inputs))
+            proposal = curator.propose(request)
         except WolfmemError as exc:
             error = str(exc)
             for rel in inputs.targets:
                 result.files[rel] = FileOutcome("failed", [error])
-        for rel, answer in proposal.files.items():
-            if rel in inputs.files:
-                result.files[rel] = _land(memory, rel, inputs.files[rel], answer, dry_run, result.diffs)
+        result.files.update(_land(memory, request, inputs, proposal, dry_run, result.diffs))
     result.usage = proposal.usage
     result.status = _status(result.files, inputs.targets, dry_run)
     result.summary = _summary(curator, result, inputs, since_s)
@@ -199,24 +206,50 @@ def run(
 
 
 def _land(
-    memory: Memory, rel: str, current: tuple[str, str], answer: FileProposal, dry_run: bool, diffs: dict[str, str]
-) -> FileOutcome:
-    """Turn one file's answer into an outcome, writing it unless this is a dry run."""
-    old_text, revision = current
-    if answer.status == "failed":
-        return FileOutcome("failed", [answer.error or "the curator failed on this file"])
-    if answer.status != "rewrite":
-        return FileOutcome("unchanged", [], answer.changes)
-    if not dry_run:
-        return apply_rewrite(memory, rel, old_text, answer.content, answer.changes, base_revision=revision)
-    outcome, new_text = check_rewrite(memory, rel, old_text, answer.content, answer.changes)
-    if outcome.status == "proposed":
-        diffs[rel] = "".join(
-            difflib.unified_diff(
-                old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+    memory: Memory, request: CurationRequest, inputs: _Inputs, proposal: Proposal, dry_run: bool,
+    diffs: dict[str, str],
+) -> dict[str, FileOutcome]:
+    """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
+    outcomes: dict[str, FileOutcome] = {}
+    rewrites: dict[str, Rewrite] = {}
+    for rel, answer in proposal.files.items():
+        if rel not in inputs.files:
+            continue
+        if answer.status == "failed":
+            outcomes[rel] = FileOutcome("failed", [answer.error or "the curator failed on this file"])
+        elif answer.status != "rewrite":
+            outcomes[rel] = FileOutcome("unchanged", [], answer.changes)
+        else:
+            old_text, revision = inputs.files[rel]
+            rewrites[rel] = Rewrite(old_text, revision, answer.content, answer.changes)
+    # What arrived since the last run backs a supersession: episode lines, saves and hand edits.
+    texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
+    texts += [line for item in request.files.values() for line in item.hand_lines]
+    run_evidence = RunEvidence(evidence_lines(texts), request.forgotten)
+    to_stage = []
+    for rel, (outcome, new_text) in land_all(memory, rewrites, run_evidence, dry_run=dry_run).items():
+        old_text, revision = inputs.files[rel]
+        if outcome.status == "staged":
+            to_stage.append(StagedRewrite(rel, request.day, revision, new_text, outcome.changes, outcome.reasons,
+                                          list(run_evidence.lines)))
+            outcome.reasons.append("staged for a person: `wolfmem curate apply --dry-run` shows it, "
+                                   "`wolfmem curate apply` lands it")
+        if dry_run and outcome.status in ("proposed", "staged"):
+            diffs[rel] = "".join(
+                difflib.unified_diff(
+                    old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+                )
             )
-        )
-    return outcome
+        outcomes[rel] = outcome
+    if not dry_run:
+        written = [rel for rel, outcome in outcomes.items() if outcome.status == "written"]
+        if to_stage or written:
+            try:
+                stage(memory, to_stage, settled=written)
+            except WolfmemError as exc:
+                for item in to_stage:
+                    outcomes[item.rel].reasons.append(f"could not be staged: {exc}")
+    return outcomes
 
 
 def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) -> str:

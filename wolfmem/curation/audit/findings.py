@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -160,7 +161,8 @@ def edit(file_text: str, old: list[str], new: str) -> str | None:
 
 def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | None:
     """The validate-form change for a finding's action, or None for report-only."""
-    reason = f"audit ({item.kind}): {item.explanation}" if item.explanation else f"audit: {item.kind}"
+    # The reason travels into the archive and the report: quoted like everything else the model wrote.
+    reason = f"audit ({item.kind}): {safe_text(item.explanation)}" if item.explanation else f"audit: {item.kind}"
     if item.action == "remove":
         return {"kind": "removed", "old": old, "new": "", "reason": reason, "source": ""}
     if item.action == "replace" and item.new:
@@ -168,6 +170,23 @@ def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | Non
         kind = "merged" if len(old) > 1 else "superseded"
         return {"kind": kind, "old": old, "new": new, "reason": reason, "source": ", ".join(item.evidence)}
     return None
+
+WITHHELD_REF = "[a ref outside the vault, withheld]"
+_REF_TOKEN = re.compile(r"[^\s,;()\[\]<>\"']+")
+
+
+def confine_refs(evidence: list[str], inside: Callable[[str], bool]) -> list[str]:
+    """Evidence with every ref that names no file inside the vault withheld ("first seen …" stays).
+
+    A token is a ref when it holds a slash or names a markdown file; `inside` says whether it
+    resolves to a file in the vault (no `..`, no absolute path, no symlink out).
+    """
+    out = []
+    for item in evidence:
+        refs = [token for token in _REF_TOKEN.findall(item) if "/" in token or "\\" in token or token.endswith(".md")]
+        out.append(item if all(inside(ref) for ref in refs) else WITHHELD_REF)
+    return out
+
 
 def fact_lines(body: str) -> set[str]:
     """The raw (right-stripped) lines of a file that hold facts."""

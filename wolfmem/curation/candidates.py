@@ -19,9 +19,12 @@ from wolfmem.core.facts import Relation, fact_words, normalise, relate
 T = TypeVar("T")
 # A duplicate shares at least this share of its words with the other fact (`relate`'s own bar).
 DUPLICATE_OVERLAP = 0.85
-# At most this many candidates are compared per fact: a pathological file (thousands of lines
-# built from the same few words) then merges fewer duplicates, never runs for minutes.
+# At most this many candidates are read per fact, and at most RELATE_LIMIT of them (those whose
+# word sets overlap enough) are compared with `relate`: a pathological file (thousands of lines
+# built from the same few words) then merges fewer duplicates, and never runs for minutes.
 CANDIDATE_LIMIT = 200
+SCAN_LIMIT = 2000
+RELATE_LIMIT = 50
 
 
 class WordIndex(Generic[T]):
@@ -69,20 +72,22 @@ class DuplicateFinder:
     Two facts `relate` calls duplicates share at least 85% of their words (Jaccard). Under one
     global order of words, rarest first, two such sets always share a word among the first
     `n - ceil(0.85 n) + 1` of each: only those are indexed and probed, so similar-looking lines
-    that differ in one rare word (a name, a number) never meet. Exact duplicates (after
-    `normalise`) are found by key.
+    that differ in one rare word (a name, a number) never meet. A candidate whose words overlap
+    less than that is passed over before `relate` reads it. Exact duplicates (after `normalise`)
+    are found by key, and facts with the very same words by their word set.
     """
 
-    def __init__(self, texts: Sequence[str], limit: int = CANDIDATE_LIMIT) -> None:
+    def __init__(self, texts: Sequence[str]) -> None:
         frequency = Counter(word for text in texts for word in fact_words(text))
         self._rank = {word: (count, word) for word, count in frequency.items()}
-        self._limit = limit
         self._by_key: dict[str, int] = {}
+        self._by_words: dict[frozenset[str], int] = {}
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._texts: dict[int, str] = {}
+        self._words: dict[int, frozenset[str]] = {}
 
-    def _prefix(self, text: str) -> list[str]:
-        words = sorted(fact_words(text), key=lambda w: self._rank.get(w, (0, w)))
+    def _prefix(self, words: frozenset[str]) -> list[str]:
+        words = sorted(words, key=lambda w: self._rank.get(w, (0, w)))
         size = len(words) - math.ceil(DUPLICATE_OVERLAP * len(words) - 1e-9) + 1
         return words[:size]
 
@@ -91,22 +96,34 @@ class DuplicateFinder:
         slot = self._by_key.get(normalise(text))
         if slot is not None:
             return slot
-        checked: set[int] = set()
-        for word in self._prefix(text):
+        words = fact_words(text)
+        same = self._by_words.get(words)
+        if same is not None and relate(text, self._texts[same]) is Relation.DUPLICATE:
+            return same
+        scanned: set[int] = set()
+        related = 0
+        for word in self._prefix(words):
             for slot in self._by_word.get(word, ()):
-                if slot in checked:
+                if slot in scanned:
                     continue
-                if len(checked) >= self._limit:
+                if len(scanned) >= SCAN_LIMIT or related >= RELATE_LIMIT:
                     return None
-                checked.add(slot)
+                scanned.add(slot)
+                other = self._words[slot]
+                if len(words & other) < DUPLICATE_OVERLAP * len(words | other) - 1e-9:
+                    continue
+                related += 1
                 if relate(text, self._texts[slot]) is Relation.DUPLICATE:
                     return slot
         return None
 
     def keep(self, text: str, slot: int) -> None:
         """Index `text` as the kept fact in `slot` (a slot may gain a second text when the kept line changes)."""
+        words = fact_words(text)
         self._by_key.setdefault(normalise(text), slot)
+        self._by_words.setdefault(words, slot)
         self._texts[slot] = text
-        for word in self._prefix(text):
+        self._words[slot] = words
+        for word in self._prefix(words):
             if slot not in self._by_word[word][-1:]:
                 self._by_word[word].append(slot)

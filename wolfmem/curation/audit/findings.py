@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from wolfmem.core import markdown, tokens
+from wolfmem.core import markdown
 from wolfmem.core.credentials import find_secret
-from wolfmem.core.facts import Relation, fact_key, normalise, relate
+from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
+from wolfmem.curation.candidates import DuplicateFinder
 
 UNTOUCHED_DAYS = 90
 
@@ -83,21 +84,15 @@ def mechanical_findings(rel: str, file_text: str, first_seen: dict[str, str], to
 
 def _duplicates(rel: str, parsed: markdown.ParsedFile, raw: dict[int, str]) -> list[Finding]:
     found = []
-    seen: list[markdown.Fact] = []
-    by_stem: dict[str, set[int]] = defaultdict(set)
-    for fact in parsed.facts:
-        stems = set(tokens.content_stems(fact.text))
-        # Only facts sharing a content word can be paraphrases; this keeps the pairs few.
-        candidates = sorted(set().union(*(by_stem[s] for s in stems))) if stems else []
-        for k in candidates:
-            other = seen[k]
-            if normalise(fact.text) == normalise(other.text) or relate(fact.text, other.text) is Relation.DUPLICATE:
-                pair = [raw.get(other.line, other.text), raw.get(fact.line, fact.text)]
-                found.append(Finding("duplicate", rel, pair, "these lines say the same thing"))
-                break
-        for stem in stems:
-            by_stem[stem].add(len(seen))
-        seen.append(fact)
+    # Each fact meets only the earlier facts that could be its duplicate (candidates.DuplicateFinder).
+    finder = DuplicateFinder([fact.text for fact in parsed.facts])
+    for number, fact in enumerate(parsed.facts):
+        match = finder.find(fact.text)
+        if match is not None:
+            other = parsed.facts[match]
+            pair = [raw.get(other.line, other.text), raw.get(fact.line, fact.text)]
+            found.append(Finding("duplicate", rel, pair, "these lines say the same thing"))
+        finder.keep(fact.text, number)
     return found
 
 def _past_date(fact: str, today: date) -> date | None:

@@ -23,8 +23,11 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 audit_app = typer.Typer(help="The monthly adversarial audit.", invoke_without_command=True)
+curate_app = typer.Typer(help="Nightly curation, run now; `curate apply` lands a staged rewrite.",
+                         invoke_without_command=True)
 service_app = typer.Typer(help="Run the daemon as a user service (systemd on Linux, launchd on macOS).")
 app.add_typer(audit_app, name="audit")
+app.add_typer(curate_app, name="curate")
 app.add_typer(service_app, name="service")
 
 VaultOption = Annotated[
@@ -257,8 +260,9 @@ def mcp(vault: VaultOption = None) -> None:
 
 
 # -- curation -------------------------------------------------------------------------
-@app.command()
+@curate_app.callback()
 def curate(
+    ctx: typer.Context,
     day: Annotated[str | None, typer.Option("--date", help="The day to curate, YYYY-MM-DD (default: today).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
     now: Annotated[bool, typer.Option("--now", help="Run now through the scheduled job path (the default).")] = True,
@@ -266,7 +270,25 @@ def curate(
     as_json: JsonOption = False,
 ) -> None:
     """Curate the knowledge files from the episodes now, through the same job path as the schedule."""
+    if ctx.invoked_subcommand is not None:
+        return
     _run_job("curate", vault, as_json, day=_parse_day(day, "--date"), dry_run=dry_run)
+
+
+@curate_app.command("apply")
+def curate_apply(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check again and print each diff; write nothing.")] = False,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Land the rewrites a run staged (over the removal budget), each checked again against the file as it is now."""
+    from wolfmem.curation.staging import apply_staged
+
+    with _memory(vault) as memory, _errors():
+        result = apply_staged(memory, dry_run=dry_run)
+    _show_result(result, as_json)
+    if result["status"] == "partial":
+        raise typer.Exit(1)
 
 
 @audit_app.callback()
@@ -317,7 +339,7 @@ def _show_result(result: dict[str, Any], as_json: bool) -> None:
         return
     typer.echo(f"{result.get('status', '?')}: {result.get('summary', '')}".rstrip(": "))
     for rel, outcome in (result.get("files") or {}).items():
-        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas"}:
+        if isinstance(outcome, dict) and outcome.get("status") in {"rejected", "failed", "skipped-cas", "staged", "skipped"}:
             reasons = "; ".join(outcome.get("reasons") or []) or "no reason given"
             typer.echo(f"  {rel}: {outcome['status']}: {reasons}")
     for diff in (result.get("diffs") or {}).values():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from wolfmem.curation.staging import staged
 from wolfmem.daemon import daemon_pid
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
@@ -24,6 +25,10 @@ def collect(memory: Memory) -> dict[str, Any]:
     data["jobs"] = JobRunner(memory, config).status(memory.clock())
     # The last curation's machine-readable record: timings, token usage, each file's outcome.
     data["last_curation"] = memory.state.run_record("curate")
+    # Rewrites over the removal budget wait for a person: `wolfmem curate apply` lands them.
+    data["staged_curation"] = [
+        {"file": item.rel, "day": item.day, "reasons": item.reasons} for item in staged(memory)
+    ]
     return data
 
 
@@ -63,6 +68,11 @@ def render(data: dict[str, Any]) -> str:
         )
     if jobs.get("lease"):
         lines.append(f"curates:  {jobs['lease']}")
+    for item in data.get("staged_curation") or []:
+        lines.append(
+            f"staged:   {item['file']} ({item['day']}): a rewrite over the removal budget waits for you; "
+            "`wolfmem curate apply --dry-run` shows it, `wolfmem curate apply` lands it"
+        )
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     return "\n".join(lines)

@@ -47,10 +47,11 @@ class RunEvidence:
 
 
 def forgotten_facts(memory: Memory) -> tuple[str, ...]:
-    """The facts a person asked to forget (and did not restore since), from the archive."""
+    """The facts a person asked to forget (and did not restore since), newest first, from the archive."""
     records = memory.archive.records()
-    text_of = {record.key: record.fact for record in records}
-    return tuple(text_of[key] for key in sorted(forgotten(records)))
+    gone = forgotten(records)
+    newest_first = {record.key: record.fact for record in reversed(records) if record.key in gone}
+    return tuple(newest_first.values())
 
 
 def run_evidence(memory: Memory, texts: Iterable[str] = (), *, budget: bool = True) -> RunEvidence:

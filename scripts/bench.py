@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -28,7 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from wolfmem import Config, Memory  # noqa: E402
+from wolfmem import Config, Memory, limits  # noqa: E402
 from wolfmem.core.tokens import STOP_WORDS  # noqa: E402
 from wolfmem.search.index import FactIndex  # noqa: E402
 from wolfmem.search.watcher import Watcher  # noqa: E402
@@ -282,23 +283,66 @@ def bench_writers(root: Path, env: dict[str, str], writers: int, each: int) -> f
 
 def bench_dedup() -> tuple[float, float, int]:
     """Precision and recall of facts.relate on DEDUP_PAIRS, DUPLICATE being the positive class."""
+    from bench_dedup import relate_merges, score
     from dedup_pairs import DEDUP_PAIRS
 
-    from wolfmem.core.facts import Relation, relate
+    result = score(DEDUP_PAIRS, relate_merges)
+    return result.precision, result.recall, result.pairs
 
-    tp = fp = fn = 0
-    for new, old, expected in DEDUP_PAIRS:
-        got = relate(new, old) is Relation.DUPLICATE
-        want = expected is Relation.DUPLICATE
-        tp += got and want
-        fp += got and not want
-        fn += want and not got
-    return tp / max(tp + fp, 1), tp / max(tp + fn, 1), len(DEDUP_PAIRS)
+
+class RandomVectors:
+    """Stands in for the embedding model when filling the store: the scan costs the same for any values."""
+
+    def __init__(self, dim: int) -> None:
+        import numpy as np
+
+        self.np, self.dim, self.rng = np, dim, np.random.default_rng(1)
+
+    def embed(self, texts: list[str], kind: str, timeout: float | None = None):
+        matrix = self.rng.standard_normal((len(texts), self.dim)).astype(self.np.float32)
+        return matrix / self.np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def bench_hybrid(root: Path, config: Config, env: dict[str, str], args: argparse.Namespace, row: dict[str, str]) -> None:
+    """Hybrid search on the same vault: the store filled with 384-d vectors, queries embedded by the fake server."""
+    from fakeembed import FakeEmbed
+
+    from wolfmem.semantic.embedder import Embedder
+
+    with FakeEmbed(dim=args.dim) as server:
+        hybrid_config = replace(config, embeddings_base_url=server.base_url, embeddings_model="bench")
+        with Memory(root, hybrid_config) as memory:
+            memory.sync()
+            embedder = Embedder(memory.index, memory.hybrid.store, RandomVectors(args.dim), 256)
+            start = time.perf_counter()
+            report = embedder.run()
+            seconds = time.perf_counter() - start
+            row["vectors_fill"] = f"{report.embedded / seconds:,.0f} facts/s ({seconds:.1f} s)"
+            row["vectors_mb"] = f"{memory.hybrid.store.matrix_path.stat().st_size / 2**20:.0f}"
+            memory.watch()
+            start = time.perf_counter()
+            memory.search(QUERIES[0])
+            row["hybrid_cold"] = f"{(time.perf_counter() - start) * 1000:.0f}"
+            for q in QUERIES:
+                memory.search(q)  # warm: every query vector is now cached, as the lexical runs have no HTTP
+            times = [timed(lambda q=q: memory.search(q)) for q in QUERIES * (2 if args.quick else 5)]
+            row["hybrid"] = f"{pct(times, 50):.1f} / {pct(times, 95):.1f}"
+            memory.hybrid.view.refresh()
+            vector = memory.hybrid._vectors[("query", QUERIES[0])]
+            dense = [timed(lambda: memory.hybrid.view.top(memory.hybrid.view.scores(vector, 0.25), 40))
+                     for _ in range(40)]
+            row["dense"] = f"{pct(dense, 50):.1f} / {pct(dense, 95):.1f}"
+        print(f"[{row['facts']}] hybrid {row['hybrid']} ms, dense scan {row['dense']} ms", file=sys.stderr)
+        hybrid_env = dict(env, WOLFMEM_EMBEDDINGS_BASE_URL=server.base_url, WOLFMEM_EMBEDDINGS_MODEL="bench")
+        cpu, rss, note = bench_daemon(root, hybrid_env, args.idle)
+        row["rss_hybrid"] = rss
+        print(f"[{row['facts']}] daemon with embeddings: rss {rss} MB ({note})", file=sys.stderr)
 
 
 def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]:
     """Every per-size measurement on a fresh vault."""
     root, state = work / f"vault-{facts}", work / f"state-{facts}"
+    (work / "no-config.toml").touch()  # an empty config file: $WOLFMEM_CONFIG must name one that exists
     env = dict(os.environ, WOLFMEM_STATE_DIR=str(state), WOLFMEM_LOG_DIR=str(work / "logs"),
                WOLFMEM_CONFIG=str(work / "no-config.toml"))
     os.environ.update({k: env[k] for k in ("WOLFMEM_STATE_DIR", "WOLFMEM_LOG_DIR", "WOLFMEM_CONFIG")})
@@ -345,6 +389,12 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
         row["fts5"] = f"{pct(fts, 50):.2f} / {pct(fts, 95):.2f}"
         row["ratio"] = f"{pct(times, 50) / pct(fts, 50):.1f}× / {pct(times, 95) / pct(fts, 95):.1f}×"
         print(f"[{facts:,}] search {row['search']} ms, fts5 {row['fts5']} ms", file=sys.stderr)
+        # A pasted page as a query, as long as the limit allows: planning must stay linear.
+        page = " ".join(_words(random.Random(9), limits.QUERY.chars // 4))[: limits.QUERY.chars]
+        memory.search(page)
+        times = [timed(lambda: memory.search(page)) for _ in range(3 if args.quick else 10)]
+        row["long_query"] = f"{pct(times, 50):.0f}"
+        print(f"[{facts:,}] {len(page):,}-character query {row['long_query']} ms", file=sys.stderr)
 
         edits = bench_edit_latency(memory, root, 10 if args.quick else 30)
         row["edit"] = f"{pct(edits, 50):.0f} / {pct(edits, 95):.0f}"
@@ -369,6 +419,8 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
     cpu, rss, note = bench_daemon(root, env, args.idle)
     row["cpu"], row["rss"], row["daemon_note"] = cpu, rss, note
     print(f"[{facts:,}] daemon cpu {cpu} rss {rss} MB ({note})", file=sys.stderr)
+    if args.hybrid:
+        bench_hybrid(root, config, env, args, row)
     return row
 
 
@@ -393,11 +445,19 @@ def render(sizes: list[int], rows: dict[int, dict[str, str]], dedup: tuple[float
     line("search p50 / p95, ms: stat scan of every file first (no watcher)", "search_scan", "")
     line("SQLite FTS5 (porter) p50 / p95, ms", "fts5", "")
     line("wolfmem ÷ FTS5 (p50 / p95)", "ratio", "")
+    line(f"search with a {limits.QUERY.chars:,}-character query p50, ms", "long_query", "≤ 1 s")
     line("edit→searchable via watcher p50 / p95, ms", "edit", "p95 ≤ 300 ms")
     line("daemon idle CPU", "cpu", "≈ 0")
     line("daemon RSS, MB", "rss", "≤ 80 MB")
     line("save p50 / p95, ms (dedup included)", "save", "p50 ≤ 15 ms at 10k")
     line("4 concurrent writer processes", "writers", "report")
+    if any("hybrid" in rows[s] for s in sizes):
+        line("hybrid: filling the vector store (vectors given), facts/s", "vectors_fill", "report")
+        line("hybrid: vector file, MB", "vectors_mb", "report")
+        line("hybrid search p50 / p95, ms: watching process", "hybrid", "≤ lexical + 25 ms at 100k")
+        line("hybrid: first search in a new process (maps the vectors), ms", "hybrid_cold", "report")
+        line("hybrid: dense scan + top 40 alone p50 / p95, ms", "dense", "report")
+        line("daemon RSS with embeddings configured, MB", "rss_hybrid", "not + the vectors' size")
     precision, recall, pairs = dedup
     lines.append(f"| dedup precision / recall on {pairs} DEDUP_PAIRS (DUPLICATE = positive) | "
                  + " | ".join(f"{precision:.2f} / {recall:.2f}" if s == sizes[0] else "–" for s in sizes)
@@ -412,6 +472,8 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=None, help="daemon idle window in seconds (default 30)")
     parser.add_argument("--save-max", type=int, default=10000, help="largest size to run the save benchmarks on")
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
+    parser.add_argument("--hybrid", action="store_true", help="also time hybrid search and the daemon with embeddings")
+    parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")
     args = parser.parse_args()
     args.idle = args.idle or (10.0 if args.quick else 30.0)
     sizes = [int(s) for s in args.sizes.split(",") if s]

@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo: wolfmem's search against SQLite FTS5 and rank_bm25 on the same lines.
 
-Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses] [--sweep-context]
+Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses] [--sweep-context] [--embeddings URL/MODEL]
 
 DIR holds LoCoMo conversation files (`26.json`, ...). For each one a fresh vault gets one episode
 bullet per dialog turn (`Speaker: text [image: caption]`) on the session's date, each category 1-4
@@ -12,6 +12,10 @@ afterwards; the `dated` row holds the questions that name a date wolfmem recogni
 --sweep-context scores wolfmem's neighbour-context settings (lines each side, field weight) and
 picks one by leave-one-conversation-out: each conversation is scored with the setting that did
 best on the others, so a choice that only suits one conversation shows up as a drop.
+
+`--embeddings http://127.0.0.1:8000/v1/MODEL` also runs the hybrid search against that server (see
+`hybrid_report`): it embeds each conversation, then picks the fusion weights by
+leave-one-conversation-out cross-validation and reports the held-out recall per conversation.
 """
 
 from __future__ import annotations
@@ -366,6 +370,96 @@ def latency_on_large_vault(conversations: Sequence[Conversation], facts: int, wo
     return tally
 
 
+# -- hybrid (embeddings) --------------------------------------------------------
+DENSE_WEIGHTS = tuple(round(0.1 * n, 1) for n in range(11))
+NEIGHBOUR_PARTS = (0.0, 0.25, 0.5, 0.75)
+
+
+def hybrid_recall(
+    conversation: Conversation, work: Path, config: wolfmem.Config
+) -> tuple[dict[tuple[float, float], Tally], str]:
+    """recall tallies of Memory's hybrid ranking for every fusion weight pair, and an embedding note."""
+    from wolfmem.search.index import Filters
+    from wolfmem.semantic.fusion import FusionWeights
+
+    files, where = episode_files(conversation.turns)
+    vault = work / "vault"
+    memory = wolfmem.Memory(vault, config)
+    try:
+        for rel, text in files.items():
+            (vault / rel).write_text(text, "utf-8")
+        memory.sync()
+        assert memory.hybrid is not None
+        started = time.perf_counter()
+        report = memory.hybrid.embed_all()
+        seconds = time.perf_counter() - started
+        note = f"conv {conversation.name}: embedded {report.embedded} lines in {seconds:.1f} s " \
+               f"({report.embedded / seconds:.0f} lines/s)"
+        tallies: dict[tuple[float, float], Tally] = {}
+        with memory.index.snapshot():
+            for dense in DENSE_WEIGHTS:
+                for part in NEIGHBOUR_PARTS:
+                    weights = FusionWeights(dense, part)
+
+                    def rank(question: str, weights: FusionWeights = weights) -> list[str]:
+                        hits = memory.hybrid.search(question, Filters(), K, weights)
+                        return [where.get((hit.path, hit.line), "?") for hit in hits]
+
+                    tally = Tally()
+                    for category_tally in ask(rank, conversation.questions).values():
+                        tally.extend(category_tally)
+                    tallies[(dense, part)] = tally
+    finally:
+        memory.close()
+    return tallies, note
+
+
+def hybrid_report(conversations: Sequence[Conversation], spec: str, query_prefix: str, document_prefix: str) -> str:
+    """Leave-one-conversation-out choice of the fusion weights, and held-out recall per conversation."""
+    base_url, _, model = spec.rpartition("/")
+    if not base_url or not model:
+        raise SystemExit("--embeddings wants URL/MODEL, e.g. http://127.0.0.1:8000/v1/multilingual-e5-small")
+    results: dict[str, dict[tuple[float, float], Tally]] = {}
+    notes = []
+    with tempfile.TemporaryDirectory(prefix="wolfmem-hybrid-") as tmp:
+        for conversation in conversations:
+            work = Path(tmp) / conversation.name
+            config = wolfmem.Config(state_dir=str(work / "state"), embeddings_base_url=base_url,
+                                    embeddings_model=model, embeddings_query_prefix=query_prefix,
+                                    embeddings_document_prefix=document_prefix)
+            results[conversation.name], note = hybrid_recall(conversation, work, config)
+            notes.append(note)
+    out = ["", f"## hybrid search with {model} at {base_url}", "", *notes, "",
+           "| held-out conv | weights chosen on the others (dense, neighbour) | lexical r@10 | hybrid r@5 | "
+           "hybrid r@10 | hybrid hit@10 |", "|---|---|---:|---:|---:|---:|"]
+    names = list(results)
+    for held_out in names:
+        others = [name for name in names if name != held_out] or [held_out]
+
+        def mean_r10(weights: tuple[float, float]) -> float:
+            pooled = Tally()
+            for name in others:
+                pooled.extend(results[name][weights])
+            return pooled.means()[1]
+
+        chosen = max(results[held_out], key=lambda w: (round(mean_r10(w), 4), -w[0]))
+        r5, r10, hit = results[held_out][chosen].means()
+        lexical = results[held_out][(0.0, 0.0)].means()[1]
+        out.append(f"| {held_out} | {chosen} | {lexical:.3f} | {r5:.3f} | {r10:.3f} | {hit:.3f} |")
+    out += ["", "recall@10 of every weight pair (rows: dense weight; columns: neighbour part), all conversations:", "",
+            "| dense \\ neighbour | " + " | ".join(str(p) for p in NEIGHBOUR_PARTS) + " |",
+            "|---|" + "---:|" * len(NEIGHBOUR_PARTS)]
+    for dense in DENSE_WEIGHTS:
+        cells = []
+        for part in NEIGHBOUR_PARTS:
+            pooled = Tally()
+            for name in names:
+                pooled.extend(results[name][(dense, part)])
+            cells.append(f"{pooled.means()[1]:.3f}")
+        out.append(f"| {dense} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 # -- report -------------------------------------------------------------------
 def table(rows: list[tuple[str, str, Tally]]) -> str:
     """A markdown table of (scope, system, tally) rows."""
@@ -391,6 +485,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
     parser.add_argument("--sweep-context", action="store_true",
                         help="only score the neighbour-context settings, with leave-one-conversation-out")
+    parser.add_argument("--embeddings", metavar="URL/MODEL",
+                        help="also evaluate hybrid search with this OpenAI-compatible embeddings server and model")
+    parser.add_argument("--query-prefix", default="", help="embeddings.query_prefix for --embeddings")
+    parser.add_argument("--document-prefix", default="", help="embeddings.document_prefix for --embeddings")
     args = parser.parse_args(argv)
     logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
     paths = sorted(args.dir.glob("*.json"))
@@ -429,6 +527,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             p50, p95 = tally.latency_ms()
             print(f"\nwolfmem search on a {args.latency_facts:,}-fact vault: "
                   f"p50 {p50:.2f} ms, p95 {p95:.2f} ms ({len(tally.seconds)} questions)")
+    if args.embeddings:
+        print(hybrid_report(conversations, args.embeddings, args.query_prefix, args.document_prefix))
     if misses:
         print("\n## wolfmem misses")
         for question, ranked in misses:

@@ -16,10 +16,14 @@ from wolfmem import Config, Memory
 
 REPO = Path(__file__).resolve().parent.parent
 _CLEARED = (
+    "WOLFMEM_CONFIG",
     "WOLFMEM_VAULT",
     "WOLFMEM_LLM_BASE_URL",
     "WOLFMEM_LLM_MODEL",
     "WOLFMEM_LLM_API_KEY",
+    "WOLFMEM_EMBEDDINGS_BASE_URL",
+    "WOLFMEM_EMBEDDINGS_MODEL",
+    "WOLFMEM_EMBEDDINGS_API_KEY",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
 )
@@ -38,7 +42,6 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(name, str(home / sub))
     monkeypatch.setenv("WOLFMEM_STATE_DIR", str(tmp_path / "wolfmem-state"))
     monkeypatch.setenv("WOLFMEM_LOG_DIR", str(tmp_path / "wolfmem-logs"))
-    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "no-config.toml"))
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
     return home
@@ -130,3 +133,26 @@ def curator(llm_config: Config):
     yield make
     for item in made:
         item.close()
+
+
+@pytest.fixture
+def embed_server():
+    """A deterministic fake embeddings server on 127.0.0.1 (tests/fakeembed.py)."""
+    from fakeembed import FakeEmbed
+
+    with FakeEmbed() as server:
+        yield server
+
+
+@pytest.fixture
+def hybrid_config(tmp_path: Path, embed_server) -> Config:
+    """Settings that turn hybrid search on, pointed at the fake embeddings server."""
+    return Config(
+        state_dir=str(tmp_path / "wolfmem-state"),
+        log_dir=str(tmp_path / "wolfmem-logs"),
+        embeddings_base_url=embed_server.base_url,
+        embeddings_model="fake-embed",
+        embeddings_api_key_env="WOLFMEM_TEST_NO_SUCH_KEY",
+        embeddings_timeout=5.0,
+        embeddings_batch=4,
+    )

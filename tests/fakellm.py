@@ -86,7 +86,7 @@ class FakeLLM:
 
     def start(self) -> FakeLLM:
         """Bind a free port and serve in a daemon thread."""
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         # Don't join handler threads on close: a handler may still be sleeping
         # through a delay spec after the client gave up (the timeout tests).
@@ -106,6 +106,10 @@ class FakeLLM:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler; a subclass serving another route overrides this."""
+        return _make_handler(self)
 
     def __enter__(self) -> FakeLLM:
         return self.start()

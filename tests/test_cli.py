@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli, wait_until
 
-from wolfmem.config import SETTINGS
+from wolfmem.config import SETTINGS, load_config
 
 PEOPLE = """# People
 
@@ -33,7 +35,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One populated vault and state folder for the read-only CLI tests of this module."""
     base = tmp_path_factory.mktemp("cli")
     vault = base / "vault"
-    env = {**os.environ, "WOLFMEM_STATE_DIR": str(base / "state"), "WOLFMEM_CONFIG": str(base / "none.toml")}
+    env = {**os.environ, "WOLFMEM_STATE_DIR": str(base / "state"), "XDG_CONFIG_HOME": str(base / "config")}
     subprocess.run([sys.executable, "-m", "wolfmem", "init", "--vault", str(vault)],
                    check=True, capture_output=True, env=env, cwd=REPO)
     (vault / "knowledge/people.md").write_text(PEOPLE)
@@ -197,12 +199,37 @@ def test_status_json(tmp_path: Path) -> None:
 
 
 # -- config ------------------------------------------------------------------------------
-def test_config_lists_every_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_prints_toml_that_loads_back_as_the_same_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config_file = tmp_path / "config.toml"
+    config_file.write_text('[llm]\nmodel = "qwen2.5:14b"\n')
+    monkeypatch.setenv("WOLFMEM_CONFIG", str(config_file))
     monkeypatch.setenv("WOLFMEM_WATCHER_DEBOUNCE_MS", "222")
-    out = ok("config").stdout
+    out = ok("config", "--vault", str(tmp_path / "notes")).stdout
     for setting in SETTINGS:
-        assert setting.key in out and setting.env in out
-    assert "watcher.debounce_ms = 222" in out
+        assert setting.env in out, setting.key
+    lines = out.splitlines()
+    assert 'vault = "%s" # flag --vault' % (tmp_path / "notes") in lines
+    assert "debounce_ms = 222 # environment $WOLFMEM_WATCHER_DEBOUNCE_MS" in lines
+    assert f'model = "qwen2.5:14b" # file {config_file}' in lines
+    assert 'curate = "03:00" # default' in lines
+    assert "# base_url is unset (default)" in lines
+    pasted = tmp_path / "pasted.toml"
+    pasted.write_text(out)
+    expected = load_config({"vault": str(tmp_path / "notes")}, environ=dict(os.environ))
+    assert load_config(environ={}, config_file=pasted) == expected
+    assert tomllib.loads(out)["watcher"]["debounce_ms"] == 222
+
+
+def test_a_missing_config_file_named_by_the_environment_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "cofnig.toml"))
+    for args in (("config",), ("search", "x", "--vault", str(tmp_path))):
+        result = run_cli(*args)
+        assert result.returncode == 2, result.stderr
+        assert "cofnig.toml" in result.stderr and "WOLFMEM_CONFIG" in result.stderr
 
 
 def test_config_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,38 +238,42 @@ def test_config_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("WOLFMEM_CONFIG", str(bad))
     result = run_cli("config")
     assert result.returncode == 2 and "index.max_bytes" in result.stderr
-    monkeypatch.setenv("WOLFMEM_CONFIG", str(tmp_path / "none.toml"))
+    monkeypatch.delenv("WOLFMEM_CONFIG")
     monkeypatch.setenv("WOLFMEM_INDEX_MAX_FILE_BYTES", "huge")
     result = run_cli("search", "x", "--vault", str(tmp_path))
     assert result.returncode == 2 and "WOLFMEM_INDEX_MAX_FILE_BYTES" in result.stderr
 
 
 # -- the daemon ------------------------------------------------------------------------------
-def start_daemon(vault: Path) -> subprocess.Popen[str]:
+def start_daemon(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "wolfmem", "daemon", "--vault", str(vault)],
+        [sys.executable, "-m", "wolfmem", "daemon", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=REPO,
     )
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+def daemon(
+    tmp_path: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[subprocess.Popen[str], Path]]:
+    """A daemon on the default vault (the one vault it may create), logging at debug level."""
     pytest.importorskip("wolfmem.jobs.scheduler")
     monkeypatch.setenv("WOLFMEM_WATCHER_DEBOUNCE_MS", "50")
-    vault = tmp_path / "daemon-vault"
-    proc = start_daemon(vault)
+    monkeypatch.setenv("WOLFMEM_LOG_LEVEL", "debug")
+    proc = start_daemon()
+    logs = tmp_path / "wolfmem-logs"
     try:
-        wait_until(lambda: proc.poll() is not None or list((tmp_path / "wolfmem-state").rglob("daemon.pid")),
-                   timeout=30)
+        wait_until(lambda: proc.poll() is not None
+                   or any("daemon watching" in log.read_text() for log in logs.glob("*.log")), timeout=30)
         assert proc.poll() is None, proc.communicate()[1]
-        yield proc, vault
+        yield proc, isolated_env / "data" / "wolfmem" / "vault"
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=10)
 
 
-def test_daemon_creates_the_vault_and_refuses_a_second_instance(daemon) -> None:
+def test_daemon_creates_the_default_vault_and_refuses_a_second_instance(daemon) -> None:
     proc, vault = daemon
     assert (vault / "knowledge/people.md").is_file()
     second = subprocess.run(
@@ -254,10 +285,35 @@ def test_daemon_creates_the_vault_and_refuses_a_second_instance(daemon) -> None:
     assert proc.poll() is None
 
 
-def test_daemon_keeps_the_index_fresh_and_stops_on_sigterm(daemon) -> None:
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_daemon_never_creates_a_vault_at_a_mistyped_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        how: str) -> None:
+    typo = tmp_path / "notes" / "agnet"
+    if how == "environment":
+        monkeypatch.setenv("WOLFMEM_VAULT", str(typo))
+    result = run_cli("daemon", *(["--vault", str(typo)] if how == "flag" else []), timeout=30)
+    assert result.returncode == 2, result.stderr
+    assert f"wolfmem init --vault {typo}" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "notes").exists()
+
+
+def test_run_sh_passes_the_vault_through_and_refuses_a_typo(tmp_path: Path) -> None:
+    typo = tmp_path / "agnet"
+    result = subprocess.run(["bash", str(REPO / "scripts/run.sh"), "--vault", str(typo)],
+                            capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert "wolfmem init --vault" in result.stderr
+    assert not typo.exists()
+
+
+def test_daemon_keeps_the_index_fresh_logs_each_sync_and_stops_on_sigterm(daemon) -> None:
     proc, vault = daemon
     with open(vault / "knowledge/people.md", "a", encoding="utf-8") as handle:
         handle.write("\n## Priya\n\n- Priya leads the Falcon project.\n")
+    log_file = Path(json.loads(ok("status", "--json").stdout)["daemon"]["log"])
+    # The watcher's sync, before any search could do it: so the daemon, not the search, indexed the edit.
+    wait_until(lambda: re.search(r"DEBUG wolfmem\.daemon: sync: 1 file\(s\) indexed, 0 removed, in \d+ ms",
+                                 log_file.read_text()), timeout=20)
     hits = json.loads(ok("search", "Falcon", "--json", "--vault", str(vault)).stdout)
     assert hits[0]["text"] == "Priya leads the Falcon project."
     proc.send_signal(signal.SIGTERM)
@@ -265,6 +321,21 @@ def test_daemon_keeps_the_index_fresh_and_stops_on_sigterm(daemon) -> None:
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
     assert not list(Path(os.environ["WOLFMEM_STATE_DIR"]).rglob("daemon.pid"))
+
+
+def test_daemon_logs_to_its_vaults_own_file_with_each_jobs_duration_and_outcome(daemon) -> None:
+    proc, vault = daemon
+    assert f"daemon   running (pid {proc.pid})" in ok("doctor").stdout
+    status = ok("status").stdout
+    log_file = Path(json.loads(ok("status", "--json").stdout)["daemon"]["log"])
+    assert f"log:      {log_file}" in status.splitlines()
+    state_dir = Path(json.loads(ok("status", "--json").stdout)["state_dir"])
+    assert log_file.parent == Path(os.environ["WOLFMEM_LOG_DIR"]) and log_file.stem == state_dir.name
+    # The start-up check runs the overdue nightly curation (offline here) at once.
+    line = wait_until(lambda: re.search(r"INFO wolfmem\.jobs\.runner: curate for \d{4}-\d{2}-\d{2} finished in "
+                                        r"\d+\.\d s: (\w+)", log_file.read_text()), timeout=30)
+    assert line.group(1) in {"noop", "landed"}
+    assert f"watching {vault}" in log_file.read_text()
 
 
 def test_log_when_files_the_entry_on_that_day(tmp_path: Path) -> None:
@@ -276,6 +347,65 @@ def test_log_when_files_the_entry_on_that_day(tmp_path: Path) -> None:
     )
     bad = run_cli("log", "x", "--when", "yesterday", "--vault", str(vault))
     assert bad.returncode == 2 and "--when" in bad.stderr and bad.stdout == ""
+
+
+def episode_bullets(vault: Path) -> list[str]:
+    return [line for path in sorted((vault / "episodes").glob("*.md"))
+            for line in path.read_text().splitlines() if line.startswith("- ")]
+
+
+def test_log_words_make_one_bullet_and_bullets_come_from_options_or_stdin(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    ok("log", "Deployed", "to", "staging", "--vault", str(vault))
+    assert episode_bullets(vault) == ["- Deployed to staging"]
+    ok("log", "--bullet", "Migrated the database", "-b", "Smoke tests passed", "--vault", str(vault))
+    result = run_cli("log", "-", "--headline", "Release", "--vault", str(vault),
+                     input="Tagged v2.1\n\nPosted the notes\n")
+    assert result.returncode == 0, result.stderr
+    assert episode_bullets(vault) == ["- Deployed to staging", "- Migrated the database", "- Smoke tests passed",
+                                      "- Tagged v2.1", "- Posted the notes"]
+    assert "— Release\n- Tagged v2.1\n- Posted the notes\n" in "".join(
+        path.read_text() for path in (vault / "episodes").glob("*.md"))
+
+
+def test_log_with_nothing_to_say_is_misuse_and_writes_nothing(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    for args, stdin in ((("log",), None), (("log", "-"), "\n  \n")):
+        result = run_cli(*args, "--vault", str(vault), input=stdin)
+        assert result.returncode == 2, result.stderr
+        assert "--bullet" in result.stderr or "empty" in result.stderr
+    assert episode_bullets(vault) == []
+
+
+# -- conventions: version, help, completion ------------------------------------------------------
+def test_version_matches_the_installed_distribution() -> None:
+    from importlib.metadata import version
+
+    import wolfmem
+
+    assert wolfmem.__version__ == version("wolfmem")
+    assert ok("--version").stdout == f"wolfmem {version('wolfmem')}\n"
+
+
+@pytest.mark.parametrize("args", [("-h",), ("search", "-h"), ("service", "install", "-h")], ids=" ".join)
+def test_dash_h_is_help(args: tuple[str, ...]) -> None:
+    result = ok(*args)
+    assert "Usage: wolfmem" in result.stdout and "--help" in result.stdout
+
+
+def test_shell_completion_installs_and_completes(tmp_path: Path) -> None:
+    exe = Path(sys.executable).with_name("wolfmem")
+    env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
+    installed = subprocess.run([str(exe), "--install-completion", "bash"], capture_output=True, text=True,
+                               env=env, timeout=60)
+    assert installed.returncode == 0, installed.stderr
+    script = tmp_path / ".bash_completions" / "wolfmem.sh"
+    assert "_WOLFMEM_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()
+    completed = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, env={
+        **env, "_WOLFMEM_COMPLETE": "complete_bash", "COMP_WORDS": "wolfmem service st", "COMP_CWORD": "2"})
+    assert completed.stdout.split() == ["status"]
 
 
 def test_curate_with_a_broken_model_exits_1_names_the_reason_and_changes_nothing(

@@ -11,9 +11,11 @@ from conftest import REPO
 from wolfmem.config import (
     SETTINGS,
     Config,
+    Source,
     default_config_file,
     llm_api_key,
     load_config,
+    resolve,
 )
 from wolfmem.errors import ConfigError
 
@@ -138,7 +140,7 @@ def test_paths_derive_from_settings(tmp_path: Path) -> None:
     config = Config(vault=str(tmp_path / "v"), state_dir=str(tmp_path / "s"), log_dir=str(tmp_path / "l"))
     assert config.vault_path() == tmp_path / "v"
     assert config.state_root() == tmp_path / "s"
-    assert config.log_path() == tmp_path / "l" / "wolfmem.log"
+    assert config.log_path("notes-0123456789ab") == tmp_path / "l" / "notes-0123456789ab.log"
     assert config.with_vault(None) is config
     assert config.with_vault(tmp_path / "w").vault_path() == tmp_path / "w"
     assert Config().vault_path().name == "vault"
@@ -155,3 +157,42 @@ def test_api_key_comes_from_the_environment_only() -> None:
     assert llm_api_key(config, {"MY_KEY": "k1", "WOLFMEM_LLM_API_KEY": "k2"}) == "k2"
     assert llm_api_key(config, {"OPENAI_API_KEY": "k3"}) is None
     assert not any("api_key" == s.key.rsplit(".", 1)[-1] for s in SETTINGS)
+
+
+def test_each_value_says_where_it_came_from(tmp_path: Path) -> None:
+    path = toml(tmp_path, "[watcher]\ndebounce_ms = 200\nreconcile_seconds = 60\n[llm]\nmodel = 'm'\n")
+    env = {"WOLFMEM_WATCHER_DEBOUNCE_MS": "300", "WOLFMEM_LLM_MODEL": "n"}
+    items = {item.setting.key: item for item in resolve({"llm.model": "o"}, env, path)}
+    assert [item.setting for item in items.values()] == list(SETTINGS)
+    assert (items["watcher.reconcile_seconds"].source, items["watcher.reconcile_seconds"].origin) == (
+        Source.FILE, str(path))
+    assert (items["watcher.debounce_ms"].value, items["watcher.debounce_ms"].source) == (300, Source.ENVIRONMENT)
+    assert items["watcher.debounce_ms"].origin == "$WOLFMEM_WATCHER_DEBOUNCE_MS"
+    assert (items["llm.model"].value, items["llm.model"].source, items["llm.model"].origin) == (
+        "o", Source.FLAG, "--llm.model")
+    assert (items["lease.hours"].value, items["lease.hours"].source) == (36.0, Source.DEFAULT)
+
+
+def test_a_config_file_named_by_the_environment_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="WOLFMEM_CONFIG.*missing.toml|missing.toml.*WOLFMEM_CONFIG"):
+        load_config({}, {"WOLFMEM_CONFIG": str(tmp_path / "missing.toml")})
+    with pytest.raises(ConfigError, match="not a file"):
+        load_config({}, {"WOLFMEM_CONFIG": str(tmp_path)})
+    # The default location (under this test's XDG_CONFIG_HOME) is optional: no file there means defaults.
+    assert not default_config_file({}).exists()
+    assert load_config({}, {}).watcher_debounce_ms == 100
+
+
+@pytest.mark.parametrize(("raw", "level"), [("debug", "debug"), ("WARNING", "warning"), (" Info ", "info")])
+def test_log_level_is_one_of_the_named_levels(tmp_path: Path, raw: str, level: str) -> None:
+    assert load_config({}, {"WOLFMEM_LOG_LEVEL": raw}, tmp_path / "none.toml").log_level == level
+
+
+def test_an_unknown_log_level_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="WOLFMEM_LOG_LEVEL.*'verbose'.*debug, info, warning, error"):
+        load_config({}, {"WOLFMEM_LOG_LEVEL": "verbose"}, tmp_path / "none.toml")
+
+
+def test_unknown_flag_keys_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown setting.*colour"):
+        load_config({"colour": "blue"}, {}, tmp_path / "none.toml")

@@ -11,6 +11,7 @@ from conftest import UNCHANGED
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
+from wolfmem.curation.coverage import CoverageFile
 from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.offline import OfflineCurator
@@ -247,7 +248,7 @@ def test_rewrite_racing_a_concurrent_write_is_dropped(memory, fake, curator, tmp
     assert ("Sarah drinks coffee on Fridays." if writer == "save" else "Tom plays chess.") in text
     assert "Tom lives in Berlin." in text and not exists(memory, PEOPLE + ".bak")
     # The file is left for the next run, which looks at it again.
-    assert PEOPLE not in memory.state.run_record("curate")["revisions"]
+    assert PEOPLE not in CoverageFile(memory.writer).read().files
     fake.push(rewrite(text))
     assert run(memory, curator(), date(2026, 11, 30)).files[PEOPLE].status == "written"
 

@@ -31,7 +31,8 @@ def test_first_entry_creates_the_day_file(fixed: Memory, vault: Path) -> None:
     assert path.read_text() == "# 2026-03-14\n\n## 09:05 — Release\n- Deployed v2 to staging\n"
     assert hit.path == "episodes/2026-03-14.md" and hit.line == 4
     assert hit.ref == "file:episodes/2026-03-14.md#L4"
-    assert (hit.date, hit.source, hit.text) == ("2026-03-14", "episodes", "Deployed v2 to staging")
+    assert (hit.date, hit.section) == ("2026-03-14", "09:05 — Release")
+    assert [(line.ref, line.text) for line in hit.bullets] == [(hit.ref, "Deployed v2 to staging")]
 
 
 def test_entries_append_and_never_rewrite_earlier_content(fixed: Memory, vault: Path) -> None:

@@ -216,7 +216,7 @@ def test_unicode_request_id_replays_its_receipt(memory: Memory, vault: Path) -> 
     first = memory.save("The billing service runs on Kubernetes.", request_id="é🐺-1")
     before = snapshot(vault)
     again = memory.save("A different fact about Nomad clusters.", request_id="é🐺-1")
-    assert again == first and snapshot(vault) == before
+    assert again.replayed and (again.ref, again.status) == (first.ref, first.status) and snapshot(vault) == before
 
 
 @pytest.mark.parametrize("fact", [None, 5, 3.5, True, ["a"], {"a": 1}, b"bytes"])

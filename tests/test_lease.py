@@ -41,7 +41,8 @@ def test_machine_id_is_hostname_plus_a_stable_random_suffix(tmp_path):
 
 
 def test_no_lease_is_taken(tmp_path):
-    lease = LeaseFile(Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s"))).writer, "me-1", 36)
+    memory = Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s")))
+    lease = LeaseFile(memory.vault, "me-1", 36, memory.writer)
     assert lease.check(NOW).ok
     lease.renew(NOW, "curate", "2026-11-04")
     data = json.loads((tmp_path / "v" / LEASE_REL).read_text())
@@ -92,7 +93,7 @@ def test_unreadable_lease_is_up_for_grabs(tmp_path):
     memory = Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s")))
     (memory.vault.root / ".wolfmem").mkdir(parents=True)
     (memory.vault.root / LEASE_REL).write_text("{not json")
-    assert LeaseFile(memory.writer, "me-1", 36).check(NOW).ok
+    assert LeaseFile(memory.vault, "me-1", 36).check(NOW).ok
 
 
 def test_lease_file_is_not_indexed(vault, tmp_path):

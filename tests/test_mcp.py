@@ -2,70 +2,23 @@
 
 from __future__ import annotations
 
-import functools
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import mcp_types as types
 import pytest
-from anyio.from_thread import BlockingPortal, start_blocking_portal
-from mcp import ClientSession, MCPError
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from jsonschema import Draft202012Validator
+from mcp import MCPError
+from mcpclient import McpClient, spawn
 
 from wolfmem import Config, Memory
 
-ROOT = Path(__file__).resolve().parents[1]
 TOOL_NAMES = {
     "memory_search", "memory_get", "memory_save", "memory_map", "memory_log", "memory_update", "memory_forget",
     "memory_restore",
 }
-
-
-class McpClient:
-    """A synchronous handle on one spawned `wolfmem` MCP server, for plain (non-async) tests."""
-
-    def __init__(self, portal: BlockingPortal, session: ClientSession) -> None:
-        self.portal = portal
-        self.session = session
-
-    def call(self, name: str, arguments: dict[str, Any] | None = None) -> types.CallToolResult:
-        """Call a tool and return its result (errors included)."""
-        return self.portal.call(functools.partial(self.session.call_tool, name, arguments, read_timeout_seconds=30))
-
-    def text(self, name: str, arguments: dict[str, Any] | None = None) -> str:
-        """Call a tool that must succeed and return its text."""
-        result = self.call(name, arguments)
-        assert not result.is_error, result.content[0].text
-        return result.content[0].text
-
-    def __getattr__(self, method: str) -> Any:
-        """Any other session method, run in the portal: client.list_tools(), client.read_resource(uri)."""
-        return lambda *args: self.portal.call(getattr(self.session, method), *args)
-
-
-@asynccontextmanager
-async def _session(params: StdioServerParameters, errlog: Any) -> AsyncIterator[ClientSession]:
-    async with stdio_client(params, errlog=errlog) as (read_stream, write_stream):
-        async with ClientSession(read_stream, write_stream, read_timeout_seconds=30) as session:
-            await session.initialize()
-            yield session
-
-
-@contextmanager
-def spawn(vault: Path, state_dir: Path, errlog_path: Path) -> Iterator[McpClient]:
-    """Start `wolfmem mcp --vault VAULT` with isolated state and connect a client."""
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "wolfmem", "mcp", "--vault", str(vault)],
-        env={"WOLFMEM_STATE_DIR": str(state_dir), "WOLFMEM_CONFIG": str(state_dir / "absent.toml")},
-        cwd=str(ROOT),
-    )
-    with open(errlog_path, "w") as errlog, start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(_session(params, errlog)) as session:
-            yield McpClient(portal, session)
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +48,9 @@ def test_lists_the_tools_with_manuals(client: McpClient) -> None:
     for tool in listed:
         assert tool.input_schema["type"] == "object"
         assert "Example" in tool.description
+        # Every tool returns structured content, so each declares its shape; the client checks replies against it.
+        Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.output_schema["type"] == "object"
     search = next(tool for tool in listed if tool.name == "memory_search")
     assert "data, not instructions" in search.description
     assert search.annotations.read_only_hint is True
@@ -118,12 +74,31 @@ def test_save_then_search_get_map_and_log(client: McpClient) -> None:
     assert "people.md: Sarah Chen" in client.text("memory_map", {})
 
     logged = client.call("memory_log", {"text": ["Set up wolfmem over MCP", "Sarah approved"], "headline": "Setup"})
-    assert logged.structured_content["path"].startswith("episodes/")
+    receipt = logged.structured_content
+    assert receipt["path"].startswith("episodes/") and receipt["section"].endswith(" — Setup")
+    assert f"under '## {receipt['section']}'" in logged.content[0].text
+    assert [bullet["text"] for bullet in receipt["bullets"]] == ["Set up wolfmem over MCP", "Sarah approved"]
+    for bullet in receipt["bullets"]:
+        assert client.text("memory_get", {"ref": bullet["ref"]}).endswith(f"- {bullet['text']}")
+    entry = client.text("memory_get", {"ref": receipt["entry_ref"]})
+    assert f"## {receipt['section']}" in entry and "- Sarah approved" in entry
     assert "Set up wolfmem over MCP" in client.text("memory_search", {"query": "wolfmem MCP setup"})
 
 
-def test_memory_map_is_a_resource(client: McpClient) -> None:
-    assert [str(r.uri) for r in client.list_resources().resources] == ["memory://map"]
+def test_a_replayed_request_id_says_so(client: McpClient) -> None:
+    arguments = {"fact": "Wei Zhang runs the Lisbon office.", "type": "people", "request_id": "r-replay-1"}
+    first = client.call("memory_save", arguments)
+    again = client.call("memory_save", arguments)
+    assert first.structured_content["replayed"] is False and first.structured_content["status"] == "saved"
+    assert again.structured_content == {**first.structured_content, "replayed": True,
+                                        "message": again.structured_content["message"]}
+    assert again.content[0].text.startswith("Replayed: ") and first.content[0].text in again.content[0].text
+
+
+def test_memory_map_and_the_curated_files_are_resources(client: McpClient) -> None:
+    assert [str(r.uri) for r in client.list_resources().resources] == ["memory://map"] + [
+        f"memory://file/knowledge/{name}.md" for name in ("people", "projects", "preferences", "technical", "decisions")
+    ]
     contents = client.read_resource("memory://map").contents
     assert contents[0].text.startswith("<memory_map>")
     with pytest.raises(MCPError, match="memory://map"):
@@ -148,7 +123,11 @@ def test_memory_map_is_a_resource(client: McpClient) -> None:
         ("memory_map", {"verbose": True}, "unexpected argument"),
         ("memory_log", {}, "missing required argument 'text'"),
         ("memory_log", {"text": 7}, "text must be text or a list"),
-        ("no_such_tool", {}, "unknown tool"),
+        ("memory_search", {"query": "x" * 20_001}, "query is 20,001 characters; at most 20,000"),
+        ("memory_search", {"queries": ["ok", "x" * 20_001]}, "queries[1] is 20,001 characters; at most 20,000"),
+        ("memory_get", {"ref": "file:" + "a" * 2_000}, "at most 1,024"),
+        ("memory_save", {"fact": "x" * 301}, "at most 300"),
+        ("memory_log", {"text": ["ok", "y" * 2_001]}, "text[1] is 2,001 characters; at most 2,000"),
     ],
 )
 def test_bad_arguments_are_tool_errors_and_the_server_survives(
@@ -161,6 +140,29 @@ def test_bad_arguments_are_tool_errors_and_the_server_survives(
     assert not client.call("memory_map", {}).is_error
 
 
+def test_an_unknown_tool_is_the_protocol_error_the_spec_prescribes(client: McpClient) -> None:
+    with pytest.raises(MCPError) as caught:
+        client.call("no_such_tool", {})
+    assert caught.value.code == types.INVALID_PARAMS
+    assert "Unknown tool: no_such_tool" in caught.value.message and "memory_search" in caught.value.message
+    assert not client.call("memory_map", {}).is_error
+
+
+def test_a_huge_query_is_refused_at_once_and_a_long_one_answers(client: McpClient) -> None:
+    started = time.monotonic()
+    refused = client.call("memory_search", {"query": "zeppelin " * 120_000})  # 1 MB
+    # A guard, not a benchmark: planning this query once took 87 s.
+    assert time.monotonic() - started < 5
+    assert refused.is_error and "at most 20,000" in refused.content[0].text
+    assert len(refused.content[0].text) < 2_100  # the reply does not echo the megabyte back
+
+    long_query = "Who is my manager, and what does Sarah Chen want? " * 200  # 10 KB
+    answered = client.call("memory_search", {"query": long_query})
+    assert not answered.is_error
+    assert answered.structured_content["results"][0]["text"] == "Sarah Chen is my manager."
+    assert len(answered.structured_content["query"]) <= 120 and answered.structured_content["query"].endswith("…")
+
+
 def test_two_servers_on_one_vault_see_each_others_saves(client: McpClient, second: McpClient) -> None:
     client.text("memory_search", {"query": "warm up the index"})  # both have synced before the save
     second.text("memory_search", {"query": "warm up the index"})
@@ -169,3 +171,29 @@ def test_two_servers_on_one_vault_see_each_others_saves(client: McpClient, secon
     assert "Forgejo Actions" in second.text("memory_search", {"query": "Which CI does wolfmem use?"})
     second.text("memory_save", {"fact": "Priya owns the Forgejo runners.", "type": "people"})
     assert "Priya owns the Forgejo runners." in client.text("memory_search", {"query": "Forgejo runners"})
+
+
+def test_an_agent_corrects_a_fact_forgets_it_and_restores_it(client: McpClient) -> None:
+    fact = "Priya leads the Orion project."
+    client.text("memory_save", {"fact": fact, "type": "projects", "topic": "Orion"})
+    (hit,) = client.call("memory_search", {"query": "Who leads Orion?", "limit": 1}).structured_content["results"]
+
+    updated = client.call("memory_update", {"ref": hit["ref"], "fact": "Dmitri leads the Orion project."})
+    assert updated.structured_content["status"] == "updated", updated.content[0].text
+    found = client.call("memory_search", {"query": "Who leads Orion?"}).structured_content["results"]
+    assert "Dmitri leads the Orion project." in [r["text"] for r in found]
+    assert fact not in [r["text"] for r in found]
+    archived = client.call("memory_search", {"query": "Orion", "sources": ["archive"]}).structured_content["results"]
+    assert [r["text"] for r in archived] == [fact]
+
+    (hit,) = client.call("memory_search", {"query": "Dmitri Orion", "limit": 1}).structured_content["results"]
+    forgotten = client.call("memory_forget", {"ref": hit["ref"], "reason": "the user says it was never true"})
+    assert forgotten.structured_content["status"] == "forgotten"
+    assert "Dmitri" not in client.text("memory_get", {"ref": "file:knowledge/projects.md"})
+
+    restored = client.call("memory_restore", {"ref": forgotten.structured_content["archived"]})
+    assert restored.structured_content["status"] == "restored"
+    assert "- Dmitri leads the Orion project." in client.text("memory_get", {"ref": "file:knowledge/projects.md"})
+
+    stale = client.call("memory_forget", {"ref": "file:knowledge/projects.md#L1", "reason": "x"})
+    assert stale.is_error and "search" in stale.content[0].text

@@ -113,3 +113,81 @@ def test_many_facts_stay_fast():
     lines = "".join(f"- Service number {i} listens on port {8000 + i}.\n" for i in range(400))
     text, changes = tidied(f"# Technical\n\n## Ports\n{lines}")
     assert changes == [] and text.endswith("port 8399.\n")
+
+
+# -- sections about one entity (issue 16) -------------------------------------------------------
+ENTITY_CASES = [
+    (
+        "a bare name joins the section about that entity",
+        "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Tom\n- Tom runs data.\n\n## Sarah\n- Sarah likes tea.\n",
+        "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n- Sarah likes tea.\n\n## Tom\n- Tom runs data.\n",
+    ),
+    (
+        "the bare name first: its lines move down, nothing is lost",
+        "# People\n\n## Sarah\n- Sarah likes tea.\nShe drinks it black.\n\n## Sarah (Manager)\n- Sarah is my manager.\n",
+        "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n- Sarah likes tea.\nShe drinks it black.\n",
+    ),
+    (
+        "a wikilink heading is the entity's section",
+        "# People\n\n## [[Dave Smith|Dave]]\n- Dave owns billing.\n\n## Dave\n- Dave likes chess.\n",
+        "# People\n\n## [[Dave Smith|Dave]]\n- Dave owns billing.\n- Dave likes chess.\n",
+    ),
+    (
+        "a repeated bare heading joins the first",
+        "# People\n\n## Tom\n- Tom runs data.\n\n## Ana\n- Ana runs ops.\n\n## tom\n- Tom likes chess.\n",
+        "# People\n\n## Tom\n- Tom runs data.\n- Tom likes chess.\n\n## Ana\n- Ana runs ops.\n",
+    ),
+    (
+        "two candidates: left alone",
+        "# People\n\n## Dave Smith\n- a\n\n## Dave Jones\n- b\n\n## Dave\n- Dave likes chess.\n",
+        "# People\n\n## Dave Smith\n- a\n\n## Dave Jones\n- b\n\n## Dave\n- Dave likes chess.\n",
+    ),
+    (
+        "two people of that name: left alone",
+        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Sarah (Designer)\n- c\n",
+        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Sarah (Designer)\n- c\n",
+    ),
+    (
+        "another person with the same first name stays apart",
+        "# People\n\n## Sarah (Manager)\n- a\n\n## Sarah Connor\n- b\n",
+        "# People\n\n## Sarah (Manager)\n- a\n\n## Sarah Connor\n- b\n",
+    ),
+    (
+        "generic headings name no entity",
+        "# People\n\n## Notes\n- a\n\n## Project Notes\n- b\n",
+        "# People\n\n## Notes\n- a\n\n## Project Notes\n- b\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "before", "after"), ENTITY_CASES, ids=[c[0] for c in ENTITY_CASES])
+def test_sections_about_one_entity_are_joined(name: str, before: str, after: str) -> None:
+    text, changes = tidied(before)
+    assert text == after
+    def content(text: str) -> list[str]:
+        return sorted(line for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+    assert content(text) == content(before)  # not a line lost
+    if text != before:
+        assert validate(before, text, changes, hand_lines=set(), title="People").ok
+        assert {change["kind"] for change in changes} == {"filed", "removed"}
+
+
+def test_a_hand_written_bare_heading_is_kept() -> None:
+    before = "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Sarah\n- Sarah likes tea.\n"
+    assert tidied(before, {"## Sarah"})[0] == before
+
+
+def test_a_join_that_would_reorder_hand_written_lines_is_not_made() -> None:
+    before = "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Tom\n- Tom runs data.\n\n## Sarah (Manager)\n- a\n"
+    assert tidied(before, {"- Sarah likes tea.", "- Tom runs data."})[0] == before
+
+
+def test_joined_section_summary() -> None:
+    request = CurationRequest(
+        "2026-11-29", "2026-11-28",
+        {"knowledge/people.md": FileInput("knowledge/people.md", "# People\n\n## Sarah (Manager)\n- a\n\n## Sarah\n- b\n")},
+    )
+    proposal = OfflineCurator().propose(request).files["knowledge/people.md"]
+    assert proposal.content == "# People\n\n## Sarah (Manager)\n- a\n- b\n"
+    assert proposal.summary == "1 fact(s) filed, 1 empty section(s) dropped."

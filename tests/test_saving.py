@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import run_cli
 
 from wolfmem import Memory
 from wolfmem.errors import InvalidFact, SecretRefused, UsageError
+from wolfmem.memory.saving import Receipt
 from wolfmem.storage.exchange import replace_if_unchanged
 from wolfmem.storage.vault import CURATED
 
@@ -232,7 +234,7 @@ def test_saved_receipt_fields(memory: Memory, vault: Path) -> None:
     assert receipt.ref in receipt.message and "Sarah (Manager)" in receipt.message
     assert receipt.duplicate_of is None and receipt.possibly_contradicts == []
     data = receipt.to_dict()
-    assert set(data) == {"status", "path", "line", "section", "ref", "message"}
+    assert set(data) == {"status", "path", "line", "section", "ref", "message", "replayed"}
     assert memory.get(receipt.ref).text.strip() == "- Sarah is my manager"
 
 
@@ -265,6 +267,13 @@ def test_exact_duplicate_across_files_writes_nothing(memory: Memory, vault: Path
         ("Deploys go through GitHub Actions", "We deploy via GitHub Actions"),
         ("The staging database is Postgres 16", "Postgres 16 is the staging database"),
         ("Releases are tagged with semver", "We tag releases with semver"),
+        # The kinds of issue 14.
+        ("Uses Kafka and Postgres", "Uses Postgres and Kafka"),  # a list in another order
+        ("The Slack channel for Atlas is atlas-dev", "The Atlas Slack channel is atlas-dev"),  # a compound
+        ("This quarter the team is going to focus on search", "This quarter the team is focused on search"),
+        ("Omar works on the payments API", "Omar is on the payments API"),  # a light verb
+        ("Jin leads the mobile team", "Jin is the leader of the mobile team"),  # an agent noun
+        ("Kai wrote the ingestion service", "Kai writes the ingestion service"),  # an irregular verb
     ],
 )
 def test_paraphrase_is_a_duplicate(memory: Memory, vault: Path, first: str, again: str) -> None:
@@ -375,18 +384,25 @@ def test_saved_fact_is_searchable_immediately(memory: Memory) -> None:
         assert other.search("nightly backup NAS")[0].ref == receipt.ref
 
 
+def replay_of(receipt: Receipt) -> Receipt:
+    """What a retry with the same request_id gets: the first receipt, marked as a replay."""
+    message = f"Replayed: an earlier call with this request_id did this. {receipt.message}"
+    return replace(receipt, replayed=True, message=message)
+
+
 def test_retry_with_same_request_id_returns_original_receipt(memory: Memory, vault: Path) -> None:
     first = memory.save("Sarah prefers tea", type="people", request_id="req-1")
+    assert not first.replayed
     after_first = _files(vault)
     again = memory.save("Sarah prefers tea", type="people", request_id="req-1")
-    assert again == first
+    assert again == replay_of(first)
     # Even a different payload with the same id is answered from the record, writing nothing.
     other = memory.save("Bob prefers coffee", type="people", request_id="req-1")
-    assert other == first
+    assert other == replay_of(first)
     assert _files(vault) == after_first
     # The record survives a restart.
     with Memory(vault, memory.config) as reopened:
-        assert reopened.save("Bob prefers coffee", request_id="req-1") == first
+        assert reopened.save("Bob prefers coffee", request_id="req-1") == replay_of(first)
     assert _files(vault) == after_first
 
 
@@ -394,7 +410,7 @@ def test_duplicate_receipt_is_also_replayed(memory: Memory) -> None:
     memory.save("Sarah prefers tea", type="people")
     first = memory.save("sarah prefers tea", request_id="req-dup")
     assert first.status == "duplicate"
-    assert memory.save("sarah prefers tea", request_id="req-dup") == first
+    assert memory.save("sarah prefers tea", request_id="req-dup") == replay_of(first)
 
 
 @pytest.mark.parametrize("request_id", ["", "   ", "x" * 201])
@@ -413,8 +429,9 @@ def test_idempotent_retry_across_processes(vault: Path) -> None:
     after_first = _files(vault)
     second = run_cli(*args)
     assert second.returncode == 0, second.stderr
-    assert json.loads(second.stdout) == json.loads(first.stdout)
-    assert json.loads(first.stdout)["status"] == "saved"
+    original = Receipt(**json.loads(first.stdout))
+    assert Receipt(**json.loads(second.stdout)) == replay_of(original)
+    assert original.status == "saved"
     assert _files(vault) == after_first
     assert _bullets(vault, "technical") == ["Deploys go through GitHub Actions"]
 
@@ -476,3 +493,114 @@ def test_concurrent_editor_writes_are_never_clobbered(memory: Memory, vault: Pat
     assert [line for line in written if line not in lines] == []
     for fact in facts:
         assert lines.count(f"- {fact}") == 1, fact
+
+
+# -- value changes beside the paraphrase kinds (issue 14) ----------------------------------------
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("Uses Kafka and Postgres", "Uses Kafka and MySQL"),
+        ("The deploy key for GitHub lives in 1Password", "The deploy key for GitLab lives in 1Password"),
+        ("The payment service for EU calls the US gateway", "The payment service for US calls the EU gateway"),
+        ("Ana likes Python but not Java", "Ana likes Java but not Python"),
+        ("The backup runs before the deploy", "The backup runs after the deploy"),
+        (
+            "On my personal work laptop the integrated terminal color theme in VS Code is always set to light mode",
+            "On my personal work laptop the integrated terminal color theme in VS Code is always set to dark mode",
+        ),
+    ],
+)
+def test_changed_values_are_saved_beside_the_older_fact(memory: Memory, vault: Path, first: str, again: str) -> None:
+    memory.save(first, type="projects")
+    receipt = memory.save(again, type="projects")
+    assert receipt.status == "saved"
+    assert _bullets(vault, "projects")[-2:] == [first, again]
+
+
+def test_cli_save_of_a_reordered_list_is_a_duplicate(tmp_path: Path) -> None:
+    vault = str(tmp_path / "vault")
+    assert run_cli("init", "--vault", vault).returncode == 0
+    first = run_cli("save", "Meetings are on Tuesday and Friday", "--vault", vault, "--json")
+    assert first.returncode == 0, first.stderr
+    again = run_cli("save", "Meetings are on Friday and Tuesday", "--vault", vault, "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["duplicate_of"] == json.loads(first.stdout)["ref"]
+    changed = run_cli("save", "Meetings are on Tuesday and Thursday", "--vault", vault, "--json")
+    receipt = json.loads(changed.stdout)
+    assert receipt["status"] == "saved"
+    assert receipt["possibly_contradicts"] == [json.loads(first.stdout)["ref"]]
+
+
+# -- topics name entities; wikilink headings (issue 16, items 6 and 7) ---------------------------
+PEOPLE_WITH_LINKS = (
+    "# People\n\n## Sarah (Manager)\n- Sarah leads infra\n\n## [[Dave Smith|Dave]]\n- Dave owns billing\n\n"
+    "## [[people/Priya Patel]]\n- Priya runs QA\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("topic", "section"),
+    [
+        ("Sarah", "Sarah (Manager)"),  # the same section the fact goes to with no topic
+        ("sarah", "Sarah (Manager)"),
+        ("Sarah (Team lead)", "Sarah (Manager)"),
+        ("Dave", "[[Dave Smith|Dave]]"),
+        ("Dave Smith", "[[Dave Smith|Dave]]"),
+        ("[[Dave Smith]]", "[[Dave Smith|Dave]]"),
+        ("Priya Patel", "[[people/Priya Patel]]"),
+        ("Sarah Connor", "Sarah Connor"),  # someone else: a new section
+        ("Tom", "Tom"),
+    ],
+)
+def test_topic_finds_the_section_about_its_entity(memory: Memory, vault: Path, topic: str, section: str) -> None:
+    people = vault / "knowledge" / "people.md"
+    people.write_text(PEOPLE_WITH_LINKS)
+    receipt = memory.save("They asked for the quarterly numbers", type="people", topic=topic)
+    assert receipt.section == section
+    lines = people.read_text().splitlines()
+    assert lines[receipt.line - 1] == "- They asked for the quarterly numbers"
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings.count(f"## {section}") == 1
+    assert len(headings) == 3 + (section in ("Sarah Connor", "Tom"))
+
+
+@pytest.mark.parametrize(
+    ("fact", "section"),
+    [
+        ("Dave prefers chess", "[[Dave Smith|Dave]]"),  # the alias
+        ("Smith approved the budget", "[[Dave Smith|Dave]]"),
+        ("Priya is out on Friday", "[[people/Priya Patel]]"),
+        ("Sarah prefers async standups", "Sarah (Manager)"),
+        ("Susan likes tea", "Unfiled"),
+    ],
+)
+def test_fact_is_filed_under_a_wikilink_heading(memory: Memory, vault: Path, fact: str, section: str) -> None:
+    (vault / "knowledge" / "people.md").write_text(PEOPLE_WITH_LINKS)
+    receipt = memory.save(fact, type="people")
+    assert receipt.section == section
+    lines = (vault / "knowledge" / "people.md").read_text().splitlines()
+    assert lines[receipt.line - 1] == f"- {fact}"
+    assert sum(line.startswith("## ") for line in lines) == 3 + (section == "Unfiled")
+
+
+def test_cli_topic_and_wikilink_heading_then_curation_joins_a_bare_name(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    people = vault / "knowledge" / "people.md"
+
+    def save(*args: str) -> dict:
+        result = run_cli("save", *args, "--type", "people", "--vault", str(vault), "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    assert run_cli("init", "--vault", str(vault)).returncode == 0
+    assert save("Sarah likes tea", "--topic", "Sarah")["section"] == "Sarah"  # nothing else yet
+    with people.open("a") as file:  # a person adds the sections their way
+        file.write("\n## Sarah (Manager)\n- Sarah is my manager\n\n## [[Dave Smith|Dave]]\n- Dave owns billing\n")
+    assert save("Dave prefers chess")["section"] == "[[Dave Smith|Dave]]"
+    assert save("Dave is on call in May", "--topic", "Dave")["section"] == "[[Dave Smith|Dave]]"
+    curated = run_cli("curate", "--vault", str(vault))
+    assert curated.returncode == 0, curated.stderr
+    text = people.read_text()
+    assert "## Sarah\n" not in text
+    assert "## Sarah (Manager)\n- Sarah is my manager\n- Sarah likes tea\n" in text
+    assert save("Sarah prefers async standups", "--topic", "Sarah")["section"] == "Sarah (Manager)"

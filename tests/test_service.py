@@ -1,12 +1,20 @@
-"""Service file generation and install/uninstall/status, with systemctl/launchctl faked."""
+"""Service file generation and install/uninstall/status, with systemctl/launchctl faked.
+
+A real systemd user manager cannot run here (no user bus in a container), so the CLI tests put a fake
+`systemctl` script first on PATH: the `wolfmem service` commands still run as real subprocesses, and
+the script records each call and fails the ones a test asks it to.
+"""
 
 from __future__ import annotations
 
+import os
 import plistlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 
 from wolfmem.errors import UsageError
 from wolfmem.service import AGENT_LABEL, install, render, status, uninstall, unit_path
@@ -73,24 +81,36 @@ def test_install_status_uninstall_linux(tmp_path):
     path = unit_path("linux", tmp_path)
     assert path == tmp_path / ".config" / "systemd" / "user" / "wolfmem.service"
     assert path.read_text().startswith("# Written by `wolfmem service install`")
-    assert f"wrote {path}" in report
+    assert report.ok and f"wrote {path}" in report.text
     assert ["systemctl", "--user", "enable", "--now", "wolfmem.service"] in run.calls
-    assert "active: active" in status(platform="linux", home=tmp_path, run=run)
+    state = status(platform="linux", home=tmp_path, run=run)
+    assert state.running and "active: active" in state.text
 
     again = install(EXE, None, platform="linux", home=tmp_path, run=run)
-    assert f"updated {path}" in again and ["systemctl", "--user", "restart", "wolfmem.service"] in run.calls
+    assert f"updated {path}" in again.text and ["systemctl", "--user", "restart", "wolfmem.service"] in run.calls
 
-    assert f"removed {path}" in uninstall(platform="linux", home=tmp_path, run=run)
+    removed = uninstall(platform="linux", home=tmp_path, run=run)
+    assert removed.ok and f"removed {path}" in removed.text
     assert not path.exists()
-    assert "not installed" in status(platform="linux", home=tmp_path, run=run)
-    assert "no wolfmem service installed" in uninstall(platform="linux", home=tmp_path, run=run)
+    assert not status(platform="linux", home=tmp_path, run=run).installed
+    assert "no wolfmem service installed" in uninstall(platform="linux", home=tmp_path, run=run).text
 
 
-def test_install_without_a_user_bus_says_what_to_run(tmp_path):
+def test_install_without_a_user_bus_fails_and_leaves_no_unit(tmp_path):
+    run = FakeRun(code=1)
+    report = install(EXE, None, platform="linux", home=tmp_path, run=run)
+    assert not report.ok
+    assert "FAILED: `systemctl --user daemon-reload` exited 1: Failed to connect to bus" in report.text
+    assert not unit_path("linux", tmp_path).exists()
+
+
+def test_a_failed_reinstall_puts_the_working_unit_back(tmp_path):
+    path = unit_path("linux", tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("# the unit that works\n")
     report = install(EXE, None, platform="linux", home=tmp_path, run=FakeRun(code=1))
-    assert "Failed to connect to bus" in report
-    assert "systemctl --user enable --now wolfmem.service" in report
-    assert unit_path("linux", tmp_path).exists()
+    assert not report.ok and f"restored the previous {path}" in report.text
+    assert path.read_text() == "# the unit that works\n"
 
 
 def test_install_without_systemctl_at_all(tmp_path):
@@ -98,14 +118,97 @@ def test_install_without_systemctl_at_all(tmp_path):
         raise FileNotFoundError(2, "No such file", args[0])
 
     report = install(EXE, None, platform="linux", home=tmp_path, run=missing)
-    assert "could not run `systemctl --user daemon-reload`" in report
+    assert not report.ok
+    assert "could not run `systemctl --user daemon-reload`" in report.text
+    assert not unit_path("linux", tmp_path).exists()
 
 
 def test_install_macos(tmp_path):
     run = FakeRun(stdout="gui/501/io.wolfmem.daemon = {\n\tstate = running\n}")
     report = install(EXE, Path("/vault"), platform="macos", home=tmp_path, run=run)
     path = tmp_path / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
-    assert path.exists() and f"wrote {path}" in report
+    assert path.exists() and f"wrote {path}" in report.text
     assert run.calls[-1][:2] == ["launchctl", "bootstrap"]
-    assert "state: running" in status(platform="macos", home=tmp_path, run=run)
-    assert "removed" in uninstall(platform="macos", home=tmp_path, run=run)
+    state = status(platform="macos", home=tmp_path, run=run)
+    assert state.running and "state: running" in state.text
+    assert "removed" in uninstall(platform="macos", home=tmp_path, run=run).text
+
+
+# -- the CLI, in real subprocesses, against a fake systemctl ---------------------------------------
+FAKE_SYSTEMCTL = """#!/bin/sh
+echo "$*" >> "$FAKE_SYSTEMCTL_CALLS"
+for word in $FAKE_SYSTEMCTL_FAIL; do
+    case " $* " in *" $word "*) echo "Failed to connect to bus: No medium found" >&2; exit 1;; esac
+done
+case "$*" in
+    *is-active*) echo "${FAKE_SYSTEMCTL_ACTIVE:-active}"; [ "${FAKE_SYSTEMCTL_ACTIVE:-active}" = active ] || exit 3;;
+    *is-enabled*) echo enabled;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake `systemctl` first on PATH; returns the file its calls are recorded in."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "systemctl"
+    script.write_text(FAKE_SYSTEMCTL)
+    script.chmod(0o755)
+    # The unit's ExecStart needs the installed `wolfmem` command, which sits beside this Python.
+    venv_bin = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{venv_bin}{os.pathsep}{os.environ['PATH']}")
+    calls = tmp_path / "systemctl-calls"
+    monkeypatch.setenv("FAKE_SYSTEMCTL_CALLS", str(calls))
+    return calls
+
+
+def cli_unit(isolated_env: Path) -> Path:
+    return isolated_env / "config" / "systemd" / "user" / "wolfmem.service"
+
+
+def test_cli_install_status_uninstall(systemctl: Path, isolated_env: Path, monkeypatch) -> None:
+    installed = run_cli("service", "install")
+    assert installed.returncode == 0, installed.stderr
+    assert cli_unit(isolated_env).exists()
+    assert "--user enable --now wolfmem.service" in systemctl.read_text()
+    assert run_cli("service", "status").returncode == 0
+
+    monkeypatch.setenv("FAKE_SYSTEMCTL_ACTIVE", "inactive")
+    stopped = run_cli("service", "status")
+    assert stopped.returncode == 1 and "active: inactive" in stopped.stdout
+
+    removed = run_cli("service", "uninstall")
+    assert removed.returncode == 0 and "FAILED" not in removed.stdout
+    assert not cli_unit(isolated_env).exists()
+    assert run_cli("service", "status").returncode == 1
+
+
+def test_cli_install_exits_1_and_leaves_no_unit_when_systemd_refuses(systemctl: Path, isolated_env: Path,
+                                                                    monkeypatch) -> None:
+    monkeypatch.setenv("FAKE_SYSTEMCTL_FAIL", "enable")
+    result = run_cli("service", "install")
+    assert result.returncode == 1, result.stdout
+    assert "FAILED: `systemctl --user enable --now wolfmem.service` exited 1: Failed to connect" in result.stdout
+    assert not cli_unit(isolated_env).exists()
+    assert "--user disable wolfmem.service" in systemctl.read_text()
+
+
+def test_cli_uninstall_reports_a_failed_step_as_failed(systemctl: Path, isolated_env: Path, monkeypatch) -> None:
+    assert run_cli("service", "install").returncode == 0
+    monkeypatch.setenv("FAKE_SYSTEMCTL_FAIL", "disable")
+    result = run_cli("service", "uninstall")
+    assert result.returncode == 1
+    assert "FAILED: `systemctl --user disable --now wolfmem.service` exited 1" in result.stdout
+    assert "ran `systemctl --user disable" not in result.stdout
+    assert not cli_unit(isolated_env).exists()
+
+
+def test_cli_install_refuses_a_vault_that_does_not_exist(systemctl: Path, isolated_env: Path,
+                                                        tmp_path: Path) -> None:
+    typo = tmp_path / "agnet"
+    result = run_cli("service", "install", "--vault", str(typo))
+    assert result.returncode == 2 and f"wolfmem init --vault {typo}" in result.stderr
+    assert not typo.exists() and not cli_unit(isolated_env).exists()
+    assert not systemctl.exists()

@@ -54,6 +54,21 @@ def test_sample_arguments_validate(name: str, arguments: dict[str, Any]) -> None
     Draft202012Validator(BY_NAME[name].parameters).validate(arguments)
 
 
+def test_structured_results_match_the_output_schemas(memory: Memory) -> None:
+    memory.save("Sarah is my manager.", "people", "Sarah")
+    calls = SAMPLE_ARGUMENTS + [
+        ("memory_save", {"fact": "Sarah is my manager.", "type": "people", "topic": "Sarah", "request_id": "r1"}),
+        ("memory_search", {"queries": ["manager", "the"]}),  # a group with an error
+    ]
+    replays = []
+    for name, arguments in calls:
+        result = execute(memory, name, arguments)
+        assert not result.is_error, result.text
+        Draft202012Validator(BY_NAME[name].output_schema).validate(result.data)
+        replays.append(result.data.get("replayed"))
+    assert replays.count(True) == 1  # the second save with request_id r1
+
+
 def test_doctrine_is_taught_in_the_descriptions() -> None:
     save = BY_NAME["memory_save"].description
     assert "one self-contained sentence per call" in save

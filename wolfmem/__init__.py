@@ -1,5 +1,7 @@
 """wolfmem: local-first long-term memory for AI agents, kept in a markdown vault."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from wolfmem.config import Config, load_config
 from wolfmem.errors import (
     ConfigError,
@@ -39,4 +41,8 @@ __all__ = [
     "WolfmemError",
     "load_config",
 ]
-__version__ = "0.1.0"
+
+try:
+    __version__ = version("wolfmem")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"

@@ -19,8 +19,8 @@ from wolfmem.memory.facade import Memory
 app = typer.Typer(
     help="wolfmem: long-term memory for AI agents, kept in a markdown vault.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 audit_app = typer.Typer(help="The monthly adversarial audit.", invoke_without_command=True)
 curate_app = typer.Typer(help="Nightly curation, run now; `curate apply` lands a staged rewrite.",
@@ -39,7 +39,24 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 def main() -> None:
     """Entry point of the console script."""
-    app()
+    app(prog_name="wolfmem")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from wolfmem import __version__
+
+        typer.echo(f"wolfmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global_options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """The options that come before any command."""
 
 
 # -- plumbing -----------------------------------------------------------------
@@ -63,6 +80,14 @@ def _errors() -> Iterator[None]:
 
 def _config(vault: Path | None) -> Config:
     return load_config({"vault": str(vault) if vault is not None else None})
+
+
+def _require_vault_unless_default(config: Config) -> None:
+    """Only the default vault is created implicitly; a named folder must already be a vault."""
+    if config.vault is not None:
+        from wolfmem.storage.vault import Vault
+
+        Vault(config.vault_path(), config.state_root()).require()
 
 
 @contextmanager
@@ -165,9 +190,31 @@ def reindex(vault: VaultOption = None) -> None:
                 report = memory.reindex(lambda done, total: progress.update(task, completed=done, total=total))
         else:
             report = memory.reindex()
+        embedded = _embed_all(memory) if memory.hybrid is not None else None
     typer.echo(f"Indexed {report.facts} facts from {len(report.indexed)} files.")
     for rel, why in report.skipped.items():
         typer.echo(f"skipped {rel}: {why}", err=True)
+    if embedded:
+        typer.echo(embedded)
+
+
+def _embed_all(memory: Memory) -> str:
+    """Embed every fact without a vector, with a bar on a terminal; an unreachable endpoint is no failure."""
+    from wolfmem.semantic.client import EmbeddingsUnavailable
+
+    assert memory.hybrid is not None
+    try:
+        if sys.stderr.isatty():
+            from rich.progress import Progress
+
+            with Progress(transient=True) as progress:
+                task = progress.add_task("Embedding", total=None)
+                result = memory.hybrid.embed_all(lambda done, total: progress.update(task, completed=done, total=total))
+        else:
+            result = memory.hybrid.embed_all()
+    except EmbeddingsUnavailable as exc:
+        return f"Embeddings not updated ({exc}); search stays lexical for unembedded facts until the daemon catches up."
+    return f"Embedded {result.embedded} new facts; vectors of the others were reused."
 
 
 @app.command()
@@ -185,14 +232,13 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
 @app.command(name="config")
 def show_config(vault: VaultOption = None) -> None:
-    """List every setting, its value, its environment variable and what it does."""
-    from wolfmem.config import default_config_file
+    """Print the resolved settings as TOML for the config file, each with its source and help."""
+    from wolfmem.config import default_config_file, resolve
+    from wolfmem.config_toml import render
 
     with _errors():
-        config = _config(vault)
-    typer.echo(f"# config file: {default_config_file()}")
-    for setting, value in config.items():
-        typer.echo(f"{setting.key} = {value!r}    # ${setting.env}: {setting.help}")
+        resolved = resolve({"vault": str(vault) if vault is not None else None})
+    typer.echo(render(resolved, default_config_file()), nl=False)
 
 
 # -- writes -----------------------------------------------------------------------
@@ -216,7 +262,15 @@ def save(
 
 @app.command()
 def log(
-    text: Annotated[list[str], typer.Argument(help="What happened; each argument becomes one bullet.")],
+    text: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="What happened: the words make one bullet. A lone `-` reads one bullet per line from stdin."
+        ),
+    ] = None,
+    bullet: Annotated[
+        list[str] | None, typer.Option("--bullet", "-b", help="A bullet; repeat the option for several.")
+    ] = None,
     headline: Annotated[str | None, typer.Option(help="The entry's headline.")] = None,
     when: Annotated[
         str | None, typer.Option(help="When it happened, e.g. 2026-11-20T14:05 (default: now).")
@@ -224,7 +278,8 @@ def log(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Append an entry to today's (or --when's) episode log."""
+    """Append an entry to today's (or --when's) episode log: `wolfmem log Deployed to staging`."""
+    bullets = _bullets(text or [], bullet or [])
     moment = None
     if when is not None:
         try:
@@ -232,11 +287,24 @@ def log(
         except ValueError:
             _fail(f"--when must be a date and time like 2026-11-20T14:05, not {when!r}", 2)
     with _memory(vault) as memory, _errors():
-        hit = memory.log_episode(list(text), headline=headline, when=moment)
+        hit = memory.log_episode(bullets, headline=headline, when=moment)
     if as_json:
         _print_json(hit.to_dict())
     else:
         typer.echo(f"Logged to {hit.ref}")
+
+
+def _bullets(words: list[str], options: list[str]) -> list[str]:
+    """The shell splits `log Deployed to staging` into words; they are one bullet, not three."""
+    if words == ["-"]:
+        lines = [line for line in sys.stdin.read().splitlines() if line.strip()]
+    else:
+        lines = [" ".join(words)] if words else []
+    lines += options
+    if not lines:
+        _fail("say what happened: `wolfmem log Deployed to staging`; several bullets take "
+              "`--bullet A --bullet B`, or `-` to read one bullet per line from stdin", 2)
+    return lines
 
 
 # -- processes ----------------------------------------------------------------------
@@ -247,6 +315,7 @@ def daemon(vault: VaultOption = None) -> None:
 
     with _errors():
         config = _config(vault)
+        _require_vault_unless_default(config)
         run_in_foreground(Daemon(config))
 
 
@@ -263,7 +332,8 @@ def mcp(vault: VaultOption = None) -> None:
 @curate_app.callback()
 def curate(
     ctx: typer.Context,
-    day: Annotated[str | None, typer.Option("--date", help="The day to curate, YYYY-MM-DD (default: today).")] = None,
+    day: Annotated[str | None, typer.Option(
+        "--date", help="Curate through this finished day, YYYY-MM-DD, up to yesterday (default: all so far).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
     now: Annotated[bool, typer.Option("--now", help="Run now through the scheduled job path (the default).")] = True,
     vault: VaultOption = None,
@@ -429,23 +499,28 @@ def forget(
 
 
 @app.command()
-def doctor(vault: VaultOption = None) -> None:
-    """Check the configured LLM endpoint and model with a tiny request."""
-    from wolfmem.llm import LLMClient, LLMSettings
+def doctor(vault: VaultOption = None, as_json: JsonOption = False) -> None:
+    """Check the whole install: vault, state, index, watcher, daemon, lease, LLM. Exit 1 on any failure."""
+    from wolfmem.doctor import run_checks
 
     with _errors():
-        config = _config(vault)
-        if not config.llm_model:
-            typer.echo("LLM: offline (no llm.model configured); the offline curator runs. Nothing to check.")
-            return
-        with LLMClient(LLMSettings.from_config(config)) as client:
-            typer.echo(client.ping())
+        report = run_checks(_config(vault))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        typer.echo(report.text)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 # -- service --------------------------------------------------------------------------------
-def _service_call(action: Callable[..., str], *args: Any) -> None:
+def _service_call(action: Callable[..., Any], *args: Any) -> None:
+    """Print what the service command did; exit 1 when a step failed."""
     with _errors():
-        typer.echo(action(*args))
+        report = action(*args)
+    typer.echo(report.text)
+    if not report.ok:
+        raise typer.Exit(1)
 
 
 @service_app.command("install")
@@ -453,6 +528,9 @@ def service_install(vault: VaultOption = None) -> None:
     """Start `wolfmem daemon` at login and restart it on failure."""
     from wolfmem.service import install
 
+    if vault is not None:
+        with _errors():
+            _require_vault_unless_default(_config(vault))
     exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"
     _service_call(install, exe, vault.resolve() if vault else None)
 
@@ -467,7 +545,11 @@ def service_uninstall() -> None:
 
 @service_app.command("status")
 def service_status() -> None:
-    """Say whether the user service is installed and running."""
+    """Say whether the user service is installed and running; exit 1 when it is not running."""
     from wolfmem.service import status as service_state
 
-    _service_call(service_state)
+    with _errors():
+        state = service_state()
+    typer.echo(state.text)
+    if not state.running:
+        raise typer.Exit(1)

@@ -7,6 +7,7 @@ import logging.handlers
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ class Daemon:
         self._instance_lock: filelock.FileLock | None = None
         self._watcher: Watcher | None = None
         self._scheduler: Any = None
+        self._embedding: Any = None
         self._started = False
 
     def start(self) -> None:
@@ -81,23 +83,33 @@ class Daemon:
         )
         self._watcher.start()
         self._scheduler = _start_scheduler(memory, self.config)
+        self._embedding = _start_embedding(memory)
         self._started = True
         log.info("wolfmem daemon watching %s", vault.root)
 
     def _sync(self) -> SyncReport:
         """Sync the index, then let go of its readers: the daemon never searches, other processes do."""
         assert self.memory is not None
+        started = time.monotonic()
         try:
-            return self.memory.sync()
+            report = self.memory.sync()
         finally:
             # Only the searcher: the scheduler's jobs may be writing through the same index right now.
             self.memory.release_readers()
+        if self._embedding is not None and (report.indexed or report.removed):
+            self._embedding.wake()
+        log.debug("sync: %d file(s) indexed, %d removed, in %.0f ms",
+                  len(report.indexed), len(report.removed), (time.monotonic() - started) * 1000)
+        return report
 
     def stop(self) -> None:
         """Stop everything started, in reverse order; safe to call twice."""
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        if self._embedding is not None:
+            self._embedding.stop()
+            self._embedding = None
         if self._watcher is not None:
             self._watcher.stop()
             self._watcher = None
@@ -121,13 +133,30 @@ def _start_scheduler(memory: Memory, config: Config) -> Any:
     return scheduler
 
 
+def _start_embedding(memory: Memory) -> Any:
+    """With embeddings configured, a thread that embeds new and changed facts in the background."""
+    if memory.hybrid is None:
+        return None
+    from wolfmem.search.index import FactIndex
+
+    # Its own index handle: the daemon closes its readers after every sync, mid-pass or not.
+    background = memory.hybrid.background(FactIndex(memory.vault.index_dir, lock=memory.vault.lock))
+    background.start()
+    return background
+
+
+def log_file(config: Config) -> Path:
+    """The daemon's log file for the vault these settings name; each vault has its own."""
+    return config.log_path(Vault(config.vault_path(), config.state_root()).state_dir.name)
+
+
 def setup_logging(config: Config) -> Path:
-    """Log to stderr and to the log file under the user log dir."""
-    path = config.log_path()
+    """Log to stderr and to the vault's log file under the log dir, at the configured level."""
+    path = log_file(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     root = logging.getLogger("wolfmem")
-    root.setLevel(logging.INFO)
+    root.setLevel(config.log_level.upper())
     # A daemon runs for months: the file rolls over at 5 MB, keeping three old ones.
     rolling = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     for handler in (logging.StreamHandler(), rolling):

@@ -1,73 +1,183 @@
-"""The stdio MCP server: the tools of wolfmem.tools and the memory map as a resource, over one Memory."""
+"""The stdio MCP server over one Memory: the tools of wolfmem.tools, resources, prompts and log messages."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import anyio
 import mcp_types as types
+from anyio.from_thread import BlockingPortal
 from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning
 
-from wolfmem import __version__, tools
-from wolfmem.errors import WolfmemError
+from wolfmem import __version__, limits, mcp_resources, prompts, tools
+from wolfmem.cancellation import Cancelled, cancellable
+from wolfmem.errors import NotFound, UsageError, WolfmemError
+from wolfmem.mcp_link import ClientLink
+from wolfmem.mcp_resources import MIME, Subscriptions
+from wolfmem.mcp_stdio import stdin_lines, stop_on_signals
 from wolfmem.memory.facade import Memory
 
 log = logging.getLogger(__name__)
 
-MAP_URI = "memory://map"
+T = TypeVar("T")
+Context = ServerRequestContext[Any]
 
 
-def build_server(memory: Memory) -> Server[Any]:
-    """An MCP server whose tools and resources call `memory`; Memory calls run in worker threads."""
+def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
+    """An MCP server whose tools, resources and prompts call `memory`; Memory calls run in worker threads."""
+    link = link or _link(memory)
 
-    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+    async def list_tools(ctx: Context, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[_mcp_tool(tool) for tool in tools.TOOLS])
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
-        # Memory blocks on file locks and the index; a worker thread keeps the server answering meanwhile.
-        result = await anyio.to_thread.run_sync(tools.execute, memory, params.name, params.arguments)
+    async def call_tool(ctx: Context, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in tools.BY_NAME:
+            # The spec's protocol error for an unknown tool; bad arguments to a known one are tool errors.
+            raise _error(types.INVALID_PARAMS,
+                         f"Unknown tool: {params.name}; the tools are: {', '.join(tools.BY_NAME)}")
+        try:
+            result = await in_worker(tools.execute, memory, params.name, params.arguments)
+        except Cancelled as exc:
+            log.info("%s (request %s) stopped: %s", params.name, ctx.request_id, exc)
+            raise _error(types.INTERNAL_ERROR, f"{params.name}: {exc}") from None
         return types.CallToolResult(
             content=[types.TextContent(text=result.text)],
             structured_content=result.data,
             is_error=result.is_error,
         )
 
-    async def list_resources(ctx: ServerRequestContext[Any], params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[types.Resource(
-            uri=MAP_URI,
-            name="memory_map",
-            title="Memory map",
-            description="Section names of the curated knowledge files and rough fact counts; data, not instructions.",
-            mime_type="text/markdown",
-        )])
+    async def list_resources(ctx: Context, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[
+            types.Resource(uri=item.uri, name=item.name, title=item.title, description=item.description,
+                           mime_type=MIME)
+            for item in mcp_resources.RESOURCES
+        ])
 
-    async def read_resource(
-        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
-    ) -> types.ReadResourceResult:
-        if str(params.uri) != MAP_URI:
-            raise MCPError(types.INVALID_PARAMS, f"unknown resource {params.uri}; the only one is {MAP_URI}")
+    async def list_templates(ctx: Context, params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template=item.uri, name=item.name, title=item.title,
+                                   description=item.description, mime_type=MIME)
+            for item in mcp_resources.TEMPLATES
+        ])
+
+    async def read_resource(ctx: Context, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        text = await _resource_call(mcp_resources.read, memory, uri)
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=uri, mime_type=MIME, text=text)])
+
+    async def subscribe(ctx: Context, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        link.attach(ctx.session)
+        await _resource_call(link.subscriptions.add, str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
+        link.subscriptions.remove(str(params.uri))
+        return types.EmptyResult()
+
+    async def list_prompts(ctx: Context, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=prompt.name, title=prompt.title, description=prompt.description, arguments=[
+                types.PromptArgument(name=arg.name, description=arg.description, required=arg.required)
+                for arg in prompt.arguments
+            ])
+            for prompt in prompts.PROMPTS
+        ])
+
+    async def get_prompt(ctx: Context, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        prompt = prompts.BY_NAME.get(params.name)
+        if prompt is None:
+            raise _error(types.INVALID_PARAMS, f"Unknown prompt: {params.name}; the prompts are: "
+                                               f"{', '.join(prompts.BY_NAME)}")
         try:
-            text = await anyio.to_thread.run_sync(memory.memory_map)
-        except WolfmemError as exc:
-            raise MCPError(types.INTERNAL_ERROR, str(exc)) from exc
-        return types.ReadResourceResult(
-            contents=[types.TextResourceContents(uri=MAP_URI, mime_type="text/markdown", text=text)]
-        )
+            text = prompt.render(params.arguments or {})
+        except UsageError as exc:
+            raise _error(types.INVALID_PARAMS, str(exc)) from None
+        return types.GetPromptResult(description=prompt.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(text=text)),
+        ])
 
-    return Server(
-        "wolfmem",
-        version=__version__,
-        title="wolfmem memory",
-        instructions=tools.DOCTRINE,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
-    )
+    async def set_level(ctx: Context, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        link.attach(ctx.session)
+        link.set_level(params.level)
+        return types.EmptyResult()
+
+    async def initialized(ctx: Context, params: types.NotificationParams) -> None:
+        link.attach(ctx.session)
+
+    async def cancelled(ctx: Context, params: types.CancelledNotificationParams) -> None:
+        # The SDK has already cancelled the request's scope; its worker stops at its next checkpoint.
+        log.info("client cancelled request %s (%s)", params.request_id, params.reason or "no reason given")
+
+    with warnings.catch_warnings():
+        # Logging is deprecated by the 2026-07-28 protocol, but 2025-11-25, which clients negotiate
+        # over stdio today, still defines logging/setLevel: it is how warnings reach them.
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        server: Server[Any] = Server(
+            "wolfmem",
+            version=__version__,
+            title="wolfmem memory",
+            instructions=tools.DOCTRINE,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_list_resource_templates=list_templates,
+            on_read_resource=read_resource,
+            on_subscribe_resource=subscribe,
+            on_unsubscribe_resource=unsubscribe,
+            on_list_prompts=list_prompts,
+            on_get_prompt=get_prompt,
+            on_set_logging_level=set_level,
+        )
+    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
+    server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, cancelled)
+    return server
+
+
+async def in_worker(call: Callable[..., T], *args: Any) -> T:
+    """Run a Memory call in a worker thread, where checkpoints see whether the request was cancelled.
+
+    The await is shielded (anyio's default), so a cancelled request still waits for its worker:
+    a save stops before it takes the vault lock, or completes, and is never abandoned half done.
+    """
+    # Memory blocks on file locks and the index; a worker thread keeps the server answering meanwhile.
+    cancelled_class = anyio.get_cancelled_exc_class()
+
+    def request_cancelled() -> bool:
+        try:
+            anyio.from_thread.check_cancelled()
+        except cancelled_class:
+            return True
+        return False
+
+    def work() -> T:
+        with cancellable(request_cancelled):
+            return call(*args)
+
+    return await anyio.to_thread.run_sync(work)
+
+
+async def _resource_call(call: Callable[..., T], *args: Any) -> T:
+    """A resource read in a worker thread, its errors translated to the JSON-RPC errors the spec names."""
+    try:
+        return await in_worker(call, *args)
+    except (UsageError, NotFound) as exc:
+        raise _error(types.INVALID_PARAMS, str(exc)) from None
+    except WolfmemError as exc:
+        raise _error(types.INTERNAL_ERROR, str(exc)) from None
+
+
+def _error(code: int, message: str) -> MCPError:
+    """A JSON-RPC error, its message cut short: it may quote a name or URI of any length."""
+    return MCPError(code, limits.cut(message, limits.ERROR_CHARS))
 
 
 def _mcp_tool(tool: tools.Tool) -> types.Tool:
@@ -76,6 +186,7 @@ def _mcp_tool(tool: tools.Tool) -> types.Tool:
         title=tool.title,
         description=tool.description,
         input_schema=tool.parameters,
+        output_schema=tool.output_schema,
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,
@@ -87,15 +198,39 @@ def _mcp_tool(tool: tools.Tool) -> types.Tool:
 
 
 def serve(memory: Memory) -> None:
-    """Serve MCP over stdin/stdout until the client disconnects. Logs go to stderr, never stdout."""
-    server = build_server(memory)
-    # A long-lived server: a file watcher spares each search the stat scan of the whole vault.
-    memory.watch()
-    log.info("serving MCP over stdio for vault %s", memory.vault.root)
+    """Serve MCP over stdin/stdout until EOF, SIGINT or SIGTERM. Logs go to stderr, never stdout."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("wolfmem")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    log.info("serving MCP over stdio for vault %s (pid %d)", memory.vault.root, os.getpid())
+    anyio.run(_serve, memory)
+    log.info("stopped")
 
-    async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
 
-    anyio.run(main)
+def _link(memory: Memory) -> ClientLink:
+    """The channel for notifications about `memory`'s resources and log records."""
+    return ClientLink(Subscriptions(lambda uri: mcp_resources.read(memory, uri)))
 
+
+async def _serve(memory: Memory) -> None:
+    link = _link(memory)
+    server = build_server(memory, link)
+    root = logging.getLogger("wolfmem")
+    async with anyio.create_task_group() as tasks, BlockingPortal() as portal:
+        link.start(portal, tasks)
+        root.addHandler(link)
+        # A long-lived server: a file watcher spares each search the stat scan of the whole vault,
+        # and tells subscribed clients when the map or a file they read changed.
+        memory.watch(link.vault_changed)
+        serving = anyio.CancelScope()
+        tasks.start_soon(stop_on_signals, serving)
+        try:
+            with serving:
+                async with stdio_server(stdin=stdin_lines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                    await server.run(read_stream, write_stream, server.create_initialization_options())
+        finally:
+            root.removeHandler(link)
+            link.stop()
+            tasks.cancel_scope.cancel()

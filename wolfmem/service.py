@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import platformdirs
@@ -130,6 +131,41 @@ def _log_dir(home: Path | None) -> Path:
     return Path(platformdirs.user_log_dir(APP, appauthor=False))
 
 
+@dataclass(frozen=True)
+class Step:
+    """One thing install or uninstall did, and whether it worked."""
+
+    text: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class ServiceReport:
+    """What install or uninstall did, step by step, plus notes on what to do next."""
+
+    steps: list[Step]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every step worked."""
+        return not any(step.failed for step in self.steps)
+
+    @property
+    def text(self) -> str:
+        """One line per step (failures marked), then the notes."""
+        return "\n".join([("FAILED: " if s.failed else "") + s.text for s in self.steps] + self.notes)
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """Whether the service is installed and running, with the service manager's own words."""
+
+    installed: bool
+    running: bool
+    text: str
+
+
 def install(
     exe: str,
     vault: Path | None,
@@ -137,94 +173,117 @@ def install(
     platform: str | None = None,
     home: Path | None = None,
     run: Runner | None = None,
-) -> str:
-    """Write the unit/agent, enable and start it; return a report of what was done."""
+) -> ServiceReport:
+    """Write the unit/agent, enable and start it; if the service manager refuses, put things back."""
     platform = platform or current_platform()
     run = run or _run
     path = unit_path(platform, home)
     text = render(platform, exe, vault, home=home)
     path.parent.mkdir(parents=True, exist_ok=True)
-    existed = path.exists()
+    previous = path.read_bytes() if path.exists() else None
     path.write_text(text, encoding="utf-8")
-    done = [f"{'updated' if existed else 'wrote'} {path}"]
+    steps = [Step(f"{'updated' if previous is not None else 'wrote'} {path}")]
     if platform == "linux":
-        steps = [["systemctl", "--user", "daemon-reload"],
-                 ["systemctl", "--user", "enable", "--now", UNIT_NAME]]
-        if existed:
-            steps.append(["systemctl", "--user", "restart", UNIT_NAME])
-        hint = f"systemd did not take it; run: systemctl --user enable --now {UNIT_NAME}"
+        commands = [["systemctl", "--user", "daemon-reload"],
+                    ["systemctl", "--user", "enable", "--now", UNIT_NAME]]
+        if previous is not None:
+            commands.append(["systemctl", "--user", "restart", UNIT_NAME])
+        # Undo what a half-done install left: the enable symlink (for a new unit) and systemd's copy.
+        undo = ([] if previous is not None else [["systemctl", "--user", "disable", UNIT_NAME]]) + [
+            ["systemctl", "--user", "daemon-reload"]]
     else:
         _log_dir(home).mkdir(parents=True, exist_ok=True)
         domain = f"gui/{os.getuid()}"
-        steps = [["launchctl", "bootout", f"{domain}/{AGENT_LABEL}"]] if existed else []
-        steps.append(["launchctl", "bootstrap", domain, str(path)])
-        hint = f"launchd did not take it; run: launchctl bootstrap {domain} {path}"
-    done += _steps(steps, run, hint, tolerate=("bootout",))
+        commands = [["launchctl", "bootout", f"{domain}/{AGENT_LABEL}"]] if previous is not None else []
+        commands.append(["launchctl", "bootstrap", domain, str(path)])
+        undo = []
+    ran = _steps(commands, run, tolerate=("bootout",))
+    steps += ran
+    if any(step.failed for step in ran):
+        # A unit the service manager never took would only mislead `service status` and the next install.
+        if previous is None:
+            path.unlink()
+            steps.append(Step(f"removed {path} again"))
+        else:
+            path.write_bytes(previous)
+            steps.append(Step(f"restored the previous {path}"))
+        steps += _steps(undo, run, tolerate=("disable", "daemon-reload"))
+        manager = "systemd" if platform == "linux" else "launchd"
+        return ServiceReport(steps, [f"{manager} did not take the service; fix the error above and run "
+                                     "`wolfmem service install` again, or run `wolfmem daemon` yourself"])
+    notes = []
     if platform == "linux":
-        done.append(f"an LLM API key for the service goes in {env_file(home)} (KEY=value lines)")
-    done.append(f"logs: {'journalctl --user -u ' + UNIT_NAME if platform == 'linux' else _log_dir(home)}")
-    return "\n".join(done)
+        notes.append(f"an LLM API key for the service goes in {env_file(home)} (KEY=value lines)")
+    notes.append(f"logs: {'journalctl --user -u ' + UNIT_NAME if platform == 'linux' else _log_dir(home)}")
+    return ServiceReport(steps, notes)
 
 
-def uninstall(*, platform: str | None = None, home: Path | None = None, run: Runner | None = None) -> str:
-    """Stop and remove the unit/agent; return a report."""
+def uninstall(
+    *, platform: str | None = None, home: Path | None = None, run: Runner | None = None
+) -> ServiceReport:
+    """Stop and remove the unit/agent; a step that fails is reported as failed, and the rest still run."""
     platform = platform or current_platform()
     run = run or _run
     path = unit_path(platform, home)
     if not path.exists():
-        return f"no wolfmem service installed (nothing at {path})"
+        return ServiceReport([], [f"no wolfmem service installed (nothing at {path})"])
     if platform == "linux":
-        done = _steps([["systemctl", "--user", "disable", "--now", UNIT_NAME]], run, "", tolerate=("disable",))
+        steps = _steps([["systemctl", "--user", "disable", "--now", UNIT_NAME]], run)
         path.unlink()
-        done.append(f"removed {path}")
-        done += _steps([["systemctl", "--user", "daemon-reload"]], run, "", tolerate=("daemon-reload",))
+        steps.append(Step(f"removed {path}"))
+        steps += _steps([["systemctl", "--user", "daemon-reload"]], run)
+        hint = f"if it still runs: systemctl --user disable --now {UNIT_NAME}"
     else:
-        done = _steps([["launchctl", "bootout", f"gui/{os.getuid()}/{AGENT_LABEL}"]], run, "",
-                      tolerate=("bootout",))
+        # bootout fails when the agent is not loaded, which is what uninstall wants anyway.
+        steps = _steps([["launchctl", "bootout", f"gui/{os.getuid()}/{AGENT_LABEL}"]], run, tolerate=("bootout",))
         path.unlink()
-        done.append(f"removed {path}")
-    return "\n".join(done)
+        steps.append(Step(f"removed {path}"))
+        hint = f"if it still runs: launchctl bootout gui/{os.getuid()}/{AGENT_LABEL}"
+    report = ServiceReport(steps)
+    return report if report.ok else ServiceReport(steps, [hint])
 
 
-def status(*, platform: str | None = None, home: Path | None = None, run: Runner | None = None) -> str:
+def status(*, platform: str | None = None, home: Path | None = None, run: Runner | None = None) -> ServiceState:
     """Whether the service is installed, enabled and running."""
     platform = platform or current_platform()
     run = run or _run
     path = unit_path(platform, home)
     if not path.exists():
-        return f"not installed (no {path}); run `wolfmem service install`"
+        return ServiceState(False, False, f"not installed (no {path}); run `wolfmem service install`")
     if platform == "linux":
         active = _query(run, ["systemctl", "--user", "is-active", UNIT_NAME])
         enabled = _query(run, ["systemctl", "--user", "is-enabled", UNIT_NAME])
-        return f"installed: {path}\nenabled: {enabled}\nactive: {active}"
+        return ServiceState(True, active == "active", f"installed: {path}\nenabled: {enabled}\nactive: {active}")
     listing = _query(run, ["launchctl", "print", f"gui/{os.getuid()}/{AGENT_LABEL}"])
     state = next((line.split("=", 1)[1].strip() for line in listing.splitlines()
                   if line.strip().startswith("state =")), "not loaded")
-    return f"installed: {path}\nstate: {state}"
+    return ServiceState(True, state == "running", f"installed: {path}\nstate: {state}")
 
 
 def _run(args: Sequence[str]) -> subprocess.CompletedProcess:
     return subprocess.run(list(args), capture_output=True, text=True, timeout=30, check=False)
 
 
-def _steps(steps: list[list[str]], run: Runner, hint: str, tolerate: tuple[str, ...] = ()) -> list[str]:
-    """Run each command and report it; a missing tool or a failure says how to finish by hand."""
-    done = []
-    for args in steps:
+def _steps(commands: list[list[str]], run: Runner, tolerate: tuple[str, ...] = ()) -> list[Step]:
+    """Run each command until one fails; a tolerated command (e.g. stopping what may not run) never fails."""
+    steps = []
+    for args in commands:
         shown = " ".join(shlex.quote(a) for a in args)
+        tolerated = any(word in args for word in tolerate)
         try:
             result = run(args)
         except (OSError, subprocess.SubprocessError) as exc:
-            done.append(f"could not run `{shown}` ({exc})" + (f"; {hint}" if hint else ""))
-            break
-        if result.returncode == 0 or any(word in args for word in tolerate):
-            done.append(f"ran `{shown}`")
+            steps.append(Step(f"could not run `{shown}` ({exc})", failed=not tolerated))
         else:
+            if result.returncode == 0:
+                steps.append(Step(f"ran `{shown}`"))
+                continue
             why = (result.stderr or result.stdout or "").strip().splitlines()
-            done.append(f"`{shown}` failed: {why[-1] if why else 'exit ' + str(result.returncode)}"
-                        + (f"; {hint}" if hint else ""))
+            steps.append(Step(f"`{shown}` exited {result.returncode}: {why[-1] if why else 'no message'}",
+                              failed=not tolerated))
+        if steps[-1].failed:
             break
-    return done
+    return steps
 
 
 def _query(run: Runner, args: list[str]) -> str:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from wolfmem.curation.staging import staged
-from wolfmem.daemon import daemon_pid
+from wolfmem.daemon import daemon_pid, log_file
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
 
@@ -15,13 +15,16 @@ def collect(memory: Memory) -> dict[str, Any]:
     """Vault, daemon, index health, jobs and LLM, as JSON-ready data."""
     data = memory.status()
     pid = daemon_pid(memory.vault)
-    data["daemon"] = {"running": pid is not None, "pid": pid}
+    data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(memory.config))}
     config = memory.config
     data["llm"] = {
         "mode": "llm" if config.llm_model else "offline",
         "model": config.llm_model,
         "base_url": config.llm_base_url,
     }
+    data["embeddings"] = (
+        memory.hybrid.status(data["index"]["facts"]) if memory.hybrid is not None else {"mode": "lexical"}
+    )
     data["jobs"] = JobRunner(memory, config).status(memory.clock())
     # The last curation's machine-readable record: timings, token usage, each file's outcome.
     data["last_curation"] = memory.state.run_record("curate")
@@ -47,6 +50,7 @@ def render(data: dict[str, Any]) -> str:
         f"vault:    {data['vault']}",
         f"state:    {data['state_dir']}",
         f"daemon:   {'running (pid %s)' % daemon['pid'] if daemon['running'] else 'not running'}",
+        f"log:      {daemon['log']}",
         f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}",
     ]
     if index["stale_files"]:
@@ -58,6 +62,7 @@ def render(data: dict[str, Any]) -> str:
         if llm["mode"] == "llm"
         else "llm:      offline (the deterministic curator runs)"
     )
+    lines.append(_embeddings_line(data.get("embeddings") or {"mode": "lexical"}))
     jobs = data.get("jobs") or {}
     for name, job in (jobs.get("jobs") or {}).items():
         last = job.get("last_run") or {}
@@ -76,3 +81,17 @@ def render(data: dict[str, Any]) -> str:
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     return "\n".join(lines)
+
+
+def _embeddings_line(info: dict[str, Any]) -> str:
+    """Hybrid search progress and the endpoint's state, or that search is lexical only."""
+    if info.get("mode") != "hybrid":
+        return "search:   lexical (no embeddings.model configured)"
+    line = (f"search:   hybrid; {info['embedded']:,} of {info['total']:,} facts embedded with "
+            f"{info['model']} at {info['base_url']}")
+    if info["embedded"] < info["total"]:
+        line += " (the rest are found lexically until embedded)"
+    if info["endpoint"] == "down":
+        line += (f"\n          embeddings endpoint DOWN since {_when(info['since'])}: {info['error']}"
+                 "\n          searches answer lexically until it is back")
+    return line

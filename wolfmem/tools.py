@@ -11,6 +11,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from wolfmem import limits, tool_outputs
+from wolfmem.cancellation import Cancelled
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.memory.episodes import MAX_BULLETS
 from wolfmem.memory.facade import MAX_LIMIT, SOURCES, Hit, Memory
@@ -20,10 +22,9 @@ log = logging.getLogger(__name__)
 
 MAX_QUERIES = 8
 BATCH_LIMIT = 5
-# Far above any honest call (a fact is 300 characters, an episode 50 lines of 500).
-MAX_ARGUMENT_CHARS = 100_000
-ECHO_CHARS = 120
-ERROR_CHARS = 2_000
+MAX_ARGUMENT_CHARS = limits.ARGUMENT_CHARS
+ECHO_CHARS = limits.ECHO_CHARS
+ERROR_CHARS = limits.ERROR_CHARS
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
 
 # The doctrine every agent should follow, also sent as the MCP server's instructions.
@@ -59,6 +60,8 @@ class Tool:
     example: dict[str, Any]
     read_only: bool
     run: Callable[[Memory, dict[str, Any]], ToolResult]
+    # The JSON Schema of the structured content `run` returns (tool_outputs), for MCP clients.
+    output_schema: dict[str, Any] | None = None
 
     def openai(self) -> dict[str, Any]:
         """This tool as an OpenAI function-calling schema."""
@@ -79,7 +82,7 @@ def _search(memory: Memory, args: dict[str, Any]) -> ToolResult:
     options = {key: args.get(key) for key in ("sources", "after", "before")}
     if query is not None:
         hits = memory.search(query, limit=args.get("limit", 10), **options)
-        return ToolResult(_hits_text(query, hits), {"query": query, "results": [h.to_dict() for h in hits]})
+        return ToolResult(_hits_text(query, hits), {"query": _cut(query), "results": [h.to_dict() for h in hits]})
     limit = args.get("limit", BATCH_LIMIT)
     groups: list[dict[str, Any]] = []
     blocks: list[str] = []
@@ -88,10 +91,10 @@ def _search(memory: Memory, args: dict[str, Any]) -> ToolResult:
             hits = memory.search(text, limit=limit, **options)
         except UsageError as exc:
             # One phrasing of stop words should not sink the rest of the batch.
-            groups.append({"query": text, "results": [], "error": str(exc)})
+            groups.append({"query": _cut(text), "results": [], "error": str(exc)})
             blocks.append(f"## {_echo(text)}: error: {exc}")
             continue
-        groups.append({"query": text, "results": [h.to_dict() for h in hits]})
+        groups.append({"query": _cut(text), "results": [h.to_dict() for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
     if all("error" in group for group in groups):
         # Bad shared options (a date, a source) fail every phrasing alike: say it once.
@@ -119,8 +122,8 @@ def _map(memory: Memory, args: dict[str, Any]) -> ToolResult:
 
 
 def _log(memory: Memory, args: dict[str, Any]) -> ToolResult:
-    hit = memory.log_episode(args["text"], args.get("headline"))
-    return ToolResult(f"Logged to {hit.path} ({hit.ref}); it is searchable now.", hit.to_dict())
+    receipt = memory.log_episode(args["text"], args.get("headline"))
+    return ToolResult(receipt.message, receipt.to_dict())
 
 
 def _update(memory: Memory, args: dict[str, Any]) -> ToolResult:
@@ -146,9 +149,14 @@ def format_hit(hit: Hit) -> str:
     return f"{hit.ref} [{where}] {hit.snippet}"
 
 
+def _cut(text: str) -> str:
+    """A query as structured content echoes it: cut short, so a pasted page does not come back twice."""
+    return limits.cut(text, ECHO_CHARS)
+
+
 def _echo(text: str) -> str:
-    """A query quoted back to the model, cut short: a pasted page should not come back twice."""
-    return json.dumps(text if len(text) <= ECHO_CHARS else text[: ECHO_CHARS - 1] + "…", ensure_ascii=False)
+    """A query quoted back to the model, cut short."""
+    return json.dumps(_cut(text), ensure_ascii=False)
 
 
 def _hits_text(query: str, hits: list[Hit]) -> str:
@@ -184,9 +192,10 @@ TOOLS: tuple[Tool, ...] = (
         parameters={
             "type": "object",
             "properties": {
-                "query": {"type": "string", "minLength": 1,
+                "query": {"type": "string", "minLength": 1, "maxLength": limits.QUERY.chars,
                           "description": "A question or keywords, e.g. 'Who is my manager?'"},
-                "queries": {"type": "array", "items": {"type": "string", "minLength": 1},
+                "queries": {"type": "array",
+                            "items": {"type": "string", "minLength": 1, "maxLength": limits.QUERY.chars},
                             "minItems": 1, "maxItems": MAX_QUERIES,
                             "description": f"Instead of query: up to {MAX_QUERIES} phrasings searched at once, "
                                            "results grouped per phrasing."},
@@ -204,6 +213,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"query": "Who is my manager?"},
         read_only=True,
         run=_search,
+        output_schema=tool_outputs.SEARCH,
     ),
     Tool(
         name="memory_get",
@@ -221,7 +231,7 @@ TOOLS: tuple[Tool, ...] = (
         parameters={
             "type": "object",
             "properties": {
-                "ref": {"type": "string", "minLength": 1,
+                "ref": {"type": "string", "minLength": 1, "maxLength": limits.REF.chars,
                         "description": "A ref from memory_search, e.g. 'file:knowledge/people.md#L12', "
                                        "'file:episodes/2026-11-29.md' or 'file:knowledge/projects.md#wolfmem'."},
             },
@@ -231,6 +241,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"ref": "file:knowledge/people.md#Sarah"},
         read_only=True,
         run=_get,
+        output_schema=tool_outputs.GET,
     ),
     Tool(
         name="memory_save",
@@ -250,18 +261,19 @@ TOOLS: tuple[Tool, ...] = (
         parameters={
             "type": "object",
             "properties": {
-                "fact": {"type": "string", "minLength": 1,
+                "fact": {"type": "string", "minLength": 1, "maxLength": limits.FACT.chars,
                          "description": "One self-contained sentence, e.g. 'The wolfmem CI runs on GitHub "
                                         "Actions.'"},
                 "type": {"type": "string", "enum": list(TYPE_ALIASES),
                          "description": "Which file: people, projects, preferences, technical (default) "
                                         "or decisions (person, project, preference, decision work too)."},
-                "topic": {"type": "string", "minLength": 1,
+                "topic": {"type": "string", "minLength": 1, "maxLength": limits.TOPIC.chars,
                           "description": "Section name, e.g. 'Sarah Chen' or 'wolfmem'. Omit to let "
                                          "wolfmem pick a section that names the subject."},
-                "request_id": {"type": "string", "minLength": 1,
+                "request_id": {"type": "string", "minLength": 1, "maxLength": limits.REQUEST_ID.chars,
                                "description": "Optional idempotency key: a retry with the same request_id "
-                                              "returns the first receipt instead of saving again."},
+                                              "returns the first receipt, marked replayed, instead of "
+                                              "saving again - also after a cancelled call."},
             },
             "required": ["fact"],
             "additionalProperties": False,
@@ -269,6 +281,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"fact": "Sarah Chen is my manager.", "type": "people", "topic": "Sarah Chen"},
         read_only=False,
         run=_save,
+        output_schema=tool_outputs.SAVE,
     ),
     Tool(
         name="memory_map",
@@ -287,6 +300,7 @@ TOOLS: tuple[Tool, ...] = (
         example={},
         read_only=True,
         run=_map,
+        output_schema=tool_outputs.MAP,
     ),
     Tool(
         name="memory_log",
@@ -304,11 +318,11 @@ TOOLS: tuple[Tool, ...] = (
         parameters={
             "type": "object",
             "properties": {
-                "text": {"anyOf": [{"type": "string", "minLength": 1},
-                                   {"type": "array", "items": {"type": "string"}, "minItems": 1,
-                                    "maxItems": MAX_BULLETS}],
+                "text": {"anyOf": [{"type": "string", "minLength": 1, "maxLength": limits.LOG_LINE.chars},
+                                   {"type": "array", "items": {"type": "string", "maxLength": limits.LOG_LINE.chars},
+                                    "minItems": 1, "maxItems": MAX_BULLETS}],
                          "description": "What happened: one line, or a list of bullet lines."},
-                "headline": {"type": "string",
+                "headline": {"type": "string", "maxLength": limits.HEADLINE.chars,
                              "description": "A short title for the entry, e.g. 'Deployed v2'. "
                                             "Default: the first line."},
             },
@@ -318,6 +332,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"headline": "Deployed v2", "text": ["Deployed v2 to staging", "Sarah approved the release"]},
         read_only=False,
         run=_log,
+        output_schema=tool_outputs.LOG,
     ),
     Tool(
         name="memory_update",
@@ -346,6 +361,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"ref": "file:knowledge/people.md#L12", "fact": "Tom is my manager since March 2026."},
         read_only=False,
         run=_update,
+        output_schema=tool_outputs.CORRECTION,
     ),
     Tool(
         name="memory_forget",
@@ -373,6 +389,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"ref": "file:knowledge/preferences.md#L8", "reason": "the user says this was never true"},
         read_only=False,
         run=_forget,
+        output_schema=tool_outputs.CORRECTION,
     ),
     Tool(
         name="memory_restore",
@@ -393,6 +410,7 @@ TOOLS: tuple[Tool, ...] = (
         example={"ref": "file:consolidated/archive-2026-11.md#L7"},
         read_only=False,
         run=_restore,
+        output_schema=tool_outputs.CORRECTION,
     ),
 )
 
@@ -406,13 +424,15 @@ def openai_tools() -> list[dict[str, Any]]:
 
 
 def execute(memory: Memory, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
-    """Run one tool call; every failure becomes an error result, never an exception."""
+    """Run one tool call; every failure becomes an error result, and only a cancelled call raises (Cancelled)."""
     tool = BY_NAME.get(name)
     if tool is None:
         return _error(f"unknown tool {name!r}; the tools are: {', '.join(BY_NAME)}")
     try:
         args = parse_arguments(tool, arguments)
         return tool.run(memory, args)
+    except Cancelled:
+        raise  # not a failure to show the model: the caller stopped waiting for this call
     except WolfmemError as exc:
         return _error(f"{name}: {exc}")
     except Exception as exc:
@@ -501,6 +521,9 @@ def _describe(error: ValidationError, tool: Tool) -> str:
         return f"{where} must be text or a list of texts, not {json.dumps(error.instance, default=repr)}"
     if error.validator in ("minLength", "minItems"):
         return f"{where} is empty"
+    if error.validator == "maxLength":
+        name = next(part for part in error.absolute_path if isinstance(part, str))
+        return limits.BY_ARGUMENT[name].message(len(error.instance), where)
     if error.validator == "maxItems":
         return f"{where} has {len(error.instance)} items; at most {error.validator_value} are allowed"
     if error.validator == "pattern":

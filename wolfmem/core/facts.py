@@ -8,22 +8,30 @@ unrelated to an old one, using only explainable word arithmetic:
   synonyms folded: deploy/ship/release, prefer/like/favor, manager/boss) and
   *values*: numbers (ordinals folded, so "3rd" == "3"; versions and dates kept
   whole), month and weekday names, capitalised names that are not the first
-  word, and whether the fact is negated (not, no, never, n't).
+  word (a capital anywhere counts: "macOS"; so do acronyms that spell a stop
+  word: "US", "IT"), and whether the fact is negated (not, no, never, n't),
+  and what: the word after each negation.
+  Word forms, light verbs and the word orders that keep every value's role are
+  in `wording` ("wrote" is "write", "works on" is "is on", "uses A and B" is
+  "uses B and A", "the X key for Y" is "the Y X key", "leader" is "leads").
 * A value is *unmatched* if the other fact lacks it.  A capitalised first word
   counts as a name only opposite an unmatched name ("Sarah is my manager" vs
   "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
-  negation agrees, and the Jaccard overlap of the word sets is >= 0.85
-  (so below seven words the sets must be equal: "runs on port 8080" is not a
-  duplicate of "runs on port 8080 in prod").
+  negation agrees, and the word sets are equal.  A word on one side only is
+  either a detail that merging would lose ("runs on port 8080" / "... in prod")
+  or a word swapped for another ("light" / "dark" mode, "before" / "after",
+  "likes" / "dislikes"), so it is never a duplicate, however long the fact.
 * The same names or numbers in another order are another claim ("Sarah reports
   to Bob" vs "Bob reports to Sarah"): CONTRADICTS, never DUPLICATE.
-* CONTRADICTS: both facts carry an unmatched value of the same kind (or one is
-  negated and the other is not), and with the differing values removed the
-  remaining words overlap >= 0.6 and still share a real topic: two words, or
-  one non-generic word ("manager") when exactly one value was swapped.
+* CONTRADICTS: both facts carry an unmatched value of the same kind (a name
+  against an identifier such as "1Password" counts as one kind), or one is
+  negated and the other is not (or they negate different words), and with the
+  differing values removed the remaining words overlap >= 0.6 and still share
+  a real topic: two words, or one non-generic word ("manager") when exactly one
+  value was swapped.
 * UNRELATED: everything else, including refinements ("Prefers dark mode" vs
   "Prefers dark mode in VS Code").  When in doubt the answer is never
   DUPLICATE, because a false merge loses the user's words.
@@ -36,9 +44,10 @@ import functools
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from wolfmem.core import credentials, tokens
+from wolfmem.core import credentials, tokens, wording
 from wolfmem.errors import InvalidFact, SecretRefused
 
 MAX_FACT_CHARS = 300
@@ -202,14 +211,8 @@ _NEGATIONS = frozenset(
 _LIGHT_TOKENS = frozenset(
     "user users via through thru using go goes going went gone happen happens happened".split()
 )
-_DUPLICATE_OVERLAP = 0.85
 _CONTRADICTION_OVERLAP = 0.6
-_DOUBLED_END = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
-
-
-def _stem(token: str) -> str:
-    """Whoosh's Porter stem, undoubling the final consonant it leaves ('tagged' -> 'tag')."""
-    return _DOUBLED_END.sub(r"\1", tokens.stem(token))
+_stem = wording.stem  # Porter2 of the base form: 'wrote' -> 'write', 'focused' -> 'focus'
 
 
 _SYNONYMS = {
@@ -249,7 +252,9 @@ class _Reading:
     names: frozenset[str]
     negated: bool
     lead: frozenset[str] = frozenset()  # a capitalised first word: maybe a name ("Sarah is ...")
-    order: tuple[str, ...] = ()  # numbers (n:), dates (t:) and capitalised words (w:), as they appear
+    # Numbers (n:), dates (t:) and capitalised words (w:) in each order the fact may be read in.
+    orders: frozenset[wording.Order] = frozenset()
+    negates: frozenset[str] = frozenset()  # the word after each "not": what is negated
 
     @property
     def words(self) -> frozenset[str]:
@@ -265,57 +270,76 @@ def _number_key(token: str) -> str:
     return token[1:] if token[:1] == "v" and token[1:2].isdigit() else token
 
 
-def _capitalised_words(fact: str) -> tuple[set[str], set[str]]:
-    """Lowercased capitalised words: those not first in a sentence ('May' included), and first ones."""
+def _capitalised_words(fact: str) -> tuple[set[str], set[str], set[str]]:
+    """Lowercased capitalised words: those not first in a sentence ('May' included), first ones, acronyms."""
     found: set[str] = set()
     leading: set[str] = set()
+    acronyms: set[str] = set()
+    shouting = fact == fact.upper()
     for match in _RAW_WORD.finditer(fact):
         word = match.group()
         at_start = not fact[: match.start()].strip() or _SENTENCE_START.search(
             fact[: match.start()]
         )
-        if word[0].isupper() and word != "I":
+        if any(ch.isupper() for ch in word) and word != "I":  # "macOS" and "iOS" are names too
             (leading if at_start else found).update(tokens.tokens(word))
-    return found, leading
+        if len(word) >= 2 and word.isupper() and not shouting:
+            acronyms.update(tokens.tokens(word))  # "US", "IT": a name, though "us" and "it" are stop words
+    return found, leading, acronyms
 
 
 def _read(fact: str) -> _Reading:
     """Split a fact into plain stems and values (see the module docstring)."""
     fact = _LIST_MARKER.sub("", fact.translate(_CANONICAL_CHARS).strip(), count=1)
     fact = _THOUSANDS.sub("", fact)
-    capitalised, leading = _capitalised_words(fact)
+    capitalised, leading, acronyms = _capitalised_words(fact)
     plain: set[str] = set()
     numbers: set[str] = set()
     times: set[str] = set()
     names: set[str] = set()
     lead: set[str] = set()
-    order: list[str] = []
+    stream = wording.tokens_with_gaps(fact)
+    values: list[str | None] = [None] * len(stream)  # each token's value key, for word order
     negated = False
-    for token in tokens.tokens(fact):
-        if token in _NEGATIONS or token.endswith("n't"):
-            negated = True
+    negates: set[str] = set()
+    after_negation = False
+    for i, (token, _gap) in enumerate(stream):
+        following = stream[i + 1][0] if i + 1 < len(stream) else None
+        key = None  # what this token adds: a value key, or a plain stem
+        negated_now = token in _NEGATIONS or token.endswith("n't")
+        if negated_now:
+            negated = after_negation = True
         elif any(ch.isdigit() for ch in token):
             numbers.add(_number_key(token))
-            order.append("n:" + _number_key(token))
-        elif token in _WEEKDAYS or (token in _MONTHS and token != "may"):
-            times.add(_MONTHS.get(token, token))
-            order.append("t:" + _MONTHS.get(token, token))
+            # An identifier such as "S3" or "1Password" stands where a name would, so it is ordered with them.
+            kind = "w:" if any(ch.isalpha() for ch in _number_key(token)) else "n:"
+            key = values[i] = kind + _number_key(token)
+        elif token in _WEEKDAYS or token[:-1] in _WEEKDAYS or (token in _MONTHS and token != "may"):
+            day = token[:-1] if token[:-1] in _WEEKDAYS else token  # "on Fridays" names the day too
+            times.add(_MONTHS.get(day, day))
+            key = values[i] = "t:" + _MONTHS.get(day, day)
         elif token == "may" and "may" in capitalised:
             times.add("may")
-            order.append("t:may")
-        elif token in tokens.STOP_WORDS or token == "may":
+            key = values[i] = "t:may"
+        elif (token in tokens.STOP_WORDS and token not in acronyms) or token == "may":
             continue
-        elif token in capitalised:
+        elif token in capitalised or token in acronyms:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
-            order.append("w:" + _stem(token))
-        elif token not in _LIGHT_TOKENS:
-            stemmed = _SYNONYMS.get(_stem(token), _stem(token))
-            plain.add(stemmed)
+            key = values[i] = "w:" + _stem(token)
+        elif token not in _LIGHT_TOKENS and not wording.is_light(token, following):
+            key = _SYNONYMS.get(_stem(token), _stem(token))
+            plain.add(key)
             if token in leading:
-                lead.add(stemmed)
-                order.append("w:" + stemmed)
+                lead.add(key)
+                values[i] = "w:" + key
+        if after_negation and not negated_now:
+            # "Likes coffee but not tea" negates tea, not coffee; a light word counts here too.
+            negates.add(key or _stem(token))
+            after_negation = False
+    read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values)]
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
-                    frozenset(names), negated, frozenset(lead), tuple(order))
+                    frozenset(names), negated, frozenset(lead), wording.value_orders(read),
+                    frozenset(negates))
 
 
 def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -336,12 +360,30 @@ def _unmatched(a: _Reading, b: _Reading) -> dict[str, frozenset[str]]:
 def _roles_swapped(a: _Reading, b: _Reading) -> bool:
     """The same names (or numbers) in another order: a different claim, never a duplicate.
 
-    Each kind is compared on its own, so "June 3rd" and "3 June" are still the same date.
+    Each kind is compared on its own, so "June 3rd" and "3 June" are still the same date, and
+    each fact may be read in the orders `wording.value_orders` allows (lists, compounds).
     """
     for kind in ("n:", "t:", "w:"):
-        mine = [value for value in a.order if value.startswith(kind)]
-        theirs = [value for value in b.order if value.startswith(kind)]
-        if len(mine) >= 2 and sorted(mine) == sorted(theirs) and mine != theirs:
+        mine, theirs = wording.project(a.orders, kind), wording.project(b.orders, kind)
+        values = wording.values(mine)
+        if len(values) >= 2 and values == wording.values(theirs) and not mine & theirs:
+            return True
+    return False
+
+
+def _fold_agent_nouns(reading: _Reading, other: _Reading) -> _Reading:
+    """`reading` with each agent noun the other fact has as a verb read as that verb ('leader' -> 'lead')."""
+    plain = frozenset(wording.agent_base(stem, other.plain) for stem in reading.plain)
+    if plain == reading.plain:
+        return reading
+    lead = frozenset(wording.agent_base(stem, other.plain) for stem in reading.lead)
+    return replace(reading, plain=plain, lead=lead)
+
+
+def _identifier_swapped(only_a: dict[str, frozenset[str]], only_b: dict[str, frozenset[str]]) -> bool:
+    """A name against an identifier holding a digit ('Bitwarden' / '1Password'): values of one kind."""
+    for mine, theirs in ((only_a, only_b), (only_b, only_a)):
+        if mine["names"] and any(any(ch.isalpha() for ch in value) for value in theirs["numbers"]):
             return True
     return False
 
@@ -351,6 +393,7 @@ def relate(new: str, old: str) -> Relation:
     if normalise(new) == normalise(old):
         return Relation.DUPLICATE
     a, b = _read(new), _read(old)
+    a, b = _fold_agent_nouns(a, b), _fold_agent_nouns(b, a)
     only_a, only_b = _unmatched(a, b), _unmatched(b, a)
     # A sentence's first word may be a name too ("Sarah is my manager"); it only counts as the value
     # swapped for the other fact's unmatched name, never as a difference on its own.
@@ -358,13 +401,18 @@ def relate(new: str, old: str) -> Relation:
         if theirs["names"] and not mine["names"]:
             mine["names"] = reading.lead - other.words
     differing = frozenset().union(*only_a.values(), *only_b.values())
-    negation_flip = a.negated != b.negated
+    # "Likes coffee but not tea" / "Likes tea but not coffee": both negated, but not the same thing.
+    negation_flip = a.negated != b.negated or a.negates != b.negates
     if not differing and not negation_flip:
         if _roles_swapped(a, b):
             return Relation.CONTRADICTS  # "Sarah reports to Bob" / "Bob reports to Sarah"
-        same = a.words and _jaccard(a.words, b.words) >= _DUPLICATE_OVERLAP
+        # A word on one side only is a detail that merging would drop, or a word swapped for
+        # another (light / dark, before / after): the paraphrase rules above absorb the rest.
+        same = a.words and a.words == b.words
         return Relation.DUPLICATE if same else Relation.UNRELATED
     clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]
+    if not clashing and _identifier_swapped(only_a, only_b):
+        clashing = ["names"]
     if not clashing and not negation_flip:
         return Relation.UNRELATED  # one side only adds detail: a refinement
     topic_a, topic_b = a.words - differing, b.words - differing
@@ -380,6 +428,9 @@ def relate(new: str, old: str) -> Relation:
 # --- entities ------------------------------------------------------------------
 
 _QUALIFIER = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+# Obsidian links name the entity: "[[people/Dave Smith#Role|Dave]]" reads "Dave Smith Dave".
+_WIKILINK = re.compile(r"!?\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
+_MARKDOWN_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
 _HEADING_SEPARATOR = re.compile(r"\s+[-\u2013\u2014|]\s+|:\s")
 _ENTITY_WORD = re.compile(r"\w[\w.+#'-]*\w|\w[+#]*")
 _GENERIC_HEADING_WORDS = frozenset(
@@ -390,9 +441,16 @@ _GENERIC_HEADING_WORDS = frozenset(
 )
 
 
+def _link_words(link: re.Match[str]) -> str:
+    """A wikilink's note name (no folder, no .md) and its alias, as plain words."""
+    target = link.group(1).rsplit("/", 1)[-1].removesuffix(".md")
+    return f" {target} {link.group(2) or ''} "
+
+
 def _entity_words(heading: str) -> list[str]:
     """Distinctive words naming a heading's entity ('Project Atlas — x' -> ['Atlas'])."""
-    name = _QUALIFIER.sub(" ", heading.lstrip("#").translate(_CANONICAL_CHARS))
+    name = _MARKDOWN_LINK.sub(r"\1", _WIKILINK.sub(_link_words, heading.lstrip("#").translate(_CANONICAL_CHARS)))
+    name = _QUALIFIER.sub(" ", name)
     name = _HEADING_SEPARATOR.split(name, maxsplit=1)[0]
     return [
         word for word in (w.rstrip(".") for w in _ENTITY_WORD.findall(name))
@@ -408,6 +466,29 @@ def mentions_entity(heading: str, fact: str) -> bool:
         re.search(rf"(?<!\w){re.escape(word)}(?!\w)", fact, re.IGNORECASE)
         for word in _entity_words(heading)
     )
+
+
+def entity_key(heading: str) -> frozenset[str]:
+    """The casefolded words naming a heading's entity: 'Sarah (Manager)' and '[[Sarah]]' give {'sarah'}."""
+    return frozenset(word.casefold() for word in _entity_words(heading))
+
+
+def entity_heading(headings: Sequence[str], name: str) -> str | None:
+    """The heading that names the entity `name` does, or None when none or several might.
+
+    The words are those routing looks for (`mentions_entity`): every one of `name`'s must be one
+    of the heading's, so "Sarah" finds "Sarah (Manager)" and "Dave" finds "[[Dave Smith]]", but
+    "Sarah Connor" does not find "Sarah (Manager)". A heading naming exactly those words wins
+    over one naming more ("Dave" over "Dave Smith"); two candidates left is None, since a guess
+    between two people is worse than a new section.
+    """
+    wanted = entity_key(name)
+    if not wanted:
+        return None
+    named = [heading for heading in headings if wanted <= entity_key(heading)]
+    exact = [heading for heading in named if entity_key(heading) == wanted]
+    candidates = exact or named
+    return candidates[0] if len(candidates) == 1 else None
 
 
 # --- carrying and support (curation's evidence rules) -----------------------------------

@@ -3,27 +3,25 @@
 Curation compares facts pairwise in three places: the offline curator and the audit look for
 duplicates, and validation looks for the line that carries a dropped fact or the evidence that backs
 a newer one. Comparing every pair is quadratic: 400 similar lines took 13 s. Both indexes here key
-lines on the words `facts.relate` compares, so a fact meets only lines that share the words a match
+lines on the words `facts.relate` compares, so a fact meets only lines holding the words a match
 would need.
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
+from wolfmem.core import wording
 from wolfmem.core.facts import Relation, fact_words, normalise, relate
 
 T = TypeVar("T")
-# A duplicate shares at least this share of its words with the other fact (`relate`'s own bar).
-DUPLICATE_OVERLAP = 0.85
-# At most this many candidates are read per fact, and at most RELATE_LIMIT of them (those whose
-# word sets overlap enough) are compared with `relate`: a pathological file (thousands of lines
-# built from the same few words) then merges fewer duplicates, and never runs for minutes.
+# At most this many candidates are read per query: a pathological file (thousands of lines built
+# from the same few words) then finds fewer matches, and never runs for minutes.
 CANDIDATE_LIMIT = 200
-SCAN_LIMIT = 2000
+# At most this many kept facts with the same words are compared with `relate` (they differ only in
+# word order or negation; more than a few is already a pathological file).
 RELATE_LIMIT = 50
 
 
@@ -66,64 +64,60 @@ class WordIndex(Generic[T]):
         return None
 
 
-class DuplicateFinder:
-    """Finds, fact by fact, an earlier kept fact it duplicates, by prefix filtering.
+class _Without:
+    """A word set with one word left out, for `wording.agent_base` (which asks only `in`)."""
 
-    Two facts `relate` calls duplicates share at least 85% of their words (Jaccard). Under one
-    global order of words, rarest first, two such sets always share a word among the first
-    `n - ceil(0.85 n) + 1` of each: only those are indexed and probed, so similar-looking lines
-    that differ in one rare word (a name, a number) never meet. A candidate whose words overlap
-    less than that is passed over before `relate` reads it. Exact duplicates (after `normalise`)
-    are found by key, and facts with the very same words by their word set.
+    def __init__(self, words: frozenset[str], left_out: str) -> None:
+        self.words = words
+        self.left_out = left_out
+
+    def __contains__(self, word: object) -> bool:
+        return word != self.left_out and word in self.words
+
+
+class DuplicateFinder:
+    """Finds, fact by fact, an earlier kept fact it duplicates, looking only where one can be.
+
+    `relate` calls two facts duplicates only when they hold the same words once an agent noun on
+    one side is read as the verb on the other ("leader" / "leads"). So every fact gets a key: its
+    words, each agent noun read as a verb some fact of the file holds. Two duplicates have the
+    same key, so a fact is compared (with `relate`, for roles and negation) only with the kept
+    facts of its own key: linear in the file, whatever its shape. Exact duplicates (after
+    `normalise`) are found by their text. Should `relate` ever merge facts whose words differ,
+    this finds fewer duplicates than it could, never a false one.
     """
 
     def __init__(self, texts: Sequence[str]) -> None:
-        frequency = Counter(word for text in texts for word in fact_words(text))
-        self._rank = {word: (count, word) for word, count in frequency.items()}
+        self._vocabulary = frozenset(word for text in texts for word in fact_words(text))
+        self._bases: dict[str, str] = {}
         self._by_key: dict[str, int] = {}
-        self._by_words: dict[frozenset[str], int] = {}
-        self._by_word: dict[str, list[int]] = defaultdict(list)
+        self._by_words: dict[frozenset[str], list[int]] = defaultdict(list)
         self._texts: dict[int, str] = {}
-        self._words: dict[int, frozenset[str]] = {}
 
-    def _prefix(self, words: frozenset[str]) -> list[str]:
-        words = sorted(words, key=lambda w: self._rank.get(w, (0, w)))
-        size = len(words) - math.ceil(DUPLICATE_OVERLAP * len(words) - 1e-9) + 1
-        return words[:size]
+    def _words(self, text: str) -> frozenset[str]:
+        """The fact's words with each agent noun read as a verb of the file ('leader' -> 'lead')."""
+        out = []
+        for word in fact_words(text):
+            if word not in self._bases:
+                others = cast(frozenset[str], _Without(self._vocabulary, word))
+                self._bases[word] = wording.agent_base(word, others)
+            out.append(self._bases[word])
+        return frozenset(out)
 
     def find(self, text: str) -> int | None:
         """The slot of a kept fact that `text` duplicates, or None."""
         slot = self._by_key.get(normalise(text))
         if slot is not None:
             return slot
-        words = fact_words(text)
-        same = self._by_words.get(words)
-        if same is not None and relate(text, self._texts[same]) is Relation.DUPLICATE:
-            return same
-        scanned: set[int] = set()
-        related = 0
-        for word in self._prefix(words):
-            for slot in self._by_word.get(word, ()):
-                if slot in scanned:
-                    continue
-                if len(scanned) >= SCAN_LIMIT or related >= RELATE_LIMIT:
-                    return None
-                scanned.add(slot)
-                other = self._words[slot]
-                if len(words & other) < DUPLICATE_OVERLAP * len(words | other) - 1e-9:
-                    continue
-                related += 1
-                if relate(text, self._texts[slot]) is Relation.DUPLICATE:
-                    return slot
+        for slot in self._by_words.get(self._words(text), ())[:RELATE_LIMIT]:
+            if relate(text, self._texts[slot]) is Relation.DUPLICATE:
+                return slot
         return None
 
     def keep(self, text: str, slot: int) -> None:
         """Index `text` as the kept fact in `slot` (a slot may gain a second text when the kept line changes)."""
-        words = fact_words(text)
         self._by_key.setdefault(normalise(text), slot)
-        self._by_words.setdefault(words, slot)
         self._texts[slot] = text
-        self._words[slot] = words
-        for word in self._prefix(words):
-            if slot not in self._by_word[word][-1:]:
-                self._by_word[word].append(slot)
+        same = self._by_words[self._words(text)]
+        if slot not in same:
+            same.append(slot)

@@ -1,13 +1,16 @@
 """The deterministic offline curator: what wolfmem tidies with no LLM configured.
 
-It only ever does three mechanical things, each on whole raw lines so every
+It only ever does four mechanical things, each on whole raw lines so every
 other byte of the file stays as it was:
 
-1. merges exact and near-duplicate bullet facts within a file (the save path's
+1. files the lines of a section whose heading is just a name (`## Sarah`) into
+   the one other section about that entity (`## Sarah (Manager)`), by the rule
+   a save's topic is matched with;
+2. merges exact and near-duplicate bullet facts within a file (the save path's
    `relate`), keeping the first one, or the hand-written one if only one is;
-2. files a fact from the `## Unfiled` section into the one section whose
+3. files a fact from the `## Unfiled` section into the one section whose
    heading names an entity the fact mentions (the save path's rule);
-3. drops `##` sections left with nothing under them.
+4. drops `##` sections left with nothing under them.
 
 It never reorders, rewords, invents or deletes anything else, and never drops a
 hand-edited line. Its proposals go through the same validation as the LLM's.
@@ -20,7 +23,8 @@ import time
 from collections import Counter, defaultdict
 
 from wolfmem.core import markdown
-from wolfmem.core.facts import mentions_entity
+from wolfmem.core.facts import entity_heading, entity_key, mentions_entity
+from wolfmem.core.markdown import content_lines
 from wolfmem.curation.candidates import DuplicateFinder
 from wolfmem.curation.contract import CurationRequest, FileInput, FileProposal, Proposal
 from wolfmem.memory.saving import UNFILED
@@ -32,7 +36,10 @@ _WORD = re.compile(r"\w+")
 class OfflineCurator:
     """Tidies curated files deterministically; needs no network."""
 
-    label = "offline curator (deterministic, no LLM: merges duplicates, files unfiled facts, drops empty sections)"
+    label = (
+        "offline curator (deterministic, no LLM: merges sections about one entity and duplicates, "
+        "files unfiled facts, drops empty sections)"
+    )
 
     def propose(self, request: CurationRequest) -> Proposal:
         """Tidy each file of the request; a file with nothing to tidy is "unchanged"."""
@@ -51,8 +58,10 @@ class OfflineCurator:
 
 
 def tidy(item: FileInput) -> tuple[str, list[dict]]:
-    """One file tidied: duplicates merged, unfiled facts filed, empty sections dropped."""
-    current, changes = _merge_duplicates(item.text, item.hand_lines)
+    """One file tidied: sections about one entity joined, duplicates merged, unfiled facts filed, empty sections dropped."""
+    current, joined = _join_entity_sections(item.text, item.hand_lines)
+    current, changes = _merge_duplicates(current, item.hand_lines)
+    changes = joined + changes
     current, filed = _file_unfiled(current)
     current, dropped = _drop_empty_sections(current, item.hand_lines)
     return current, changes + filed + dropped
@@ -82,6 +91,105 @@ def _simple_bullets(text_: str) -> list[tuple[int, markdown.Fact]]:
         if _TOP_BULLET.match(raw) and one_line:
             out.append((index, fact))
     return out
+
+
+# --- 0. sections about one entity -------------------------------------------------------
+
+
+def _join_entity_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[dict]]:
+    """Move the lines of each section headed by a bare name into the one other section about that entity.
+
+    Only a heading that is nothing but the name ("## Sarah", not "## Sarah (Manager)" or
+    "## [[Sarah]]") is given up, so no heading says something the kept one does not; a heading a
+    person wrote is kept, and so is any move that would reorder hand-written lines. The emptied
+    heading is then dropped as an empty section.
+    """
+    changes: list[dict] = []
+    skipped: set[str] = set()
+    while True:
+        parsed = markdown.parse(text_)
+        for section in parsed.sections:
+            target = _entity_target(text_, parsed, section, hand_lines)
+            if target is None or section.heading in skipped:
+                continue
+            moved = _move_section_body(text_, parsed, section, target, hand_lines)
+            if moved is None:
+                skipped.add(section.heading)
+                continue
+            reason = f"filed under '## {target.heading}': '## {section.heading}' names the same entity"
+            changes += [
+                {"kind": "filed", "old": [line], "new": line, "reason": reason, "source": ""}
+                for line in _body_lines(text_, section)
+            ]
+            text_ = moved
+            break  # line numbers changed: parse again
+        else:
+            return text_, changes
+
+
+def _is_bare(heading: str) -> bool:
+    """Whether a heading is nothing but the words naming its entity ("Sarah", not "Sarah (Manager)")."""
+    key = entity_key(heading)
+    return bool(key) and sorted(heading.casefold().split()) == sorted(key)
+
+
+def _entity_target(
+    text_: str, parsed: markdown.ParsedFile, section: markdown.Section, hand_lines: frozenset[str]
+) -> markdown.Section | None:
+    """The section that `section`'s lines should join, if its heading is a bare name nobody wrote by hand."""
+    if not _is_bare(section.heading) or not _body_lines(text_, section):
+        return None
+    if _lines(text_)[section.line - 1].rstrip() in hand_lines:
+        return None
+    key = entity_key(section.heading)
+    # Of two sections that are both the bare name, the later joins the earlier.
+    others = [
+        other for other in parsed.sections
+        if other.line != section.line
+        and not (other.line > section.line and _is_bare(other.heading) and entity_key(other.heading) == key)
+    ]
+    heading = entity_heading([other.heading for other in others], section.heading)
+    return next((other for other in others if other.heading == heading), None)
+
+
+def _body_lines(text_: str, section: markdown.Section) -> list[str]:
+    """The non-blank lines under a section's heading, stripped."""
+    return [line.strip() for line in _lines(text_)[section.line: section.end] if line.strip()]
+
+
+def _move_section_body(
+    text_: str,
+    parsed: markdown.ParsedFile,
+    section: markdown.Section,
+    target: markdown.Section,
+    hand_lines: frozenset[str],
+) -> str | None:
+    """The text with `section`'s lines moved to the end of `target`, or None if anything would read differently.
+
+    The heading stays behind, empty, for the empty-section step to drop.
+    """
+    lines = _lines(text_)
+    first = next(n for n in range(section.line, section.end) if lines[n].strip())
+    stop = next(n for n in range(section.end, section.line, -1) if lines[n - 1].strip())
+    body = lines[first:stop]
+    last = next((n for n in range(target.end, target.line, -1) if lines[n - 1].strip()), target.line)
+    if not body[-1].endswith(("\n", "\r")):
+        body[-1] += "\n"
+    if not lines[last - 1].endswith(("\n", "\r")):
+        lines[last - 1] += "\n"
+    if last <= first:
+        moved = lines[:last] + body + lines[last:first] + lines[stop:]
+    else:
+        moved = lines[:first] + lines[stop:last] + body + lines[last:]
+    result = "".join(moved)
+    after = markdown.parse(result)
+    expected = sorted((f.text, target.heading if f.section == section.heading else f.section) for f in parsed.facts)
+    hand_order = [line for line in content_lines(text_) if line in hand_lines]
+    if sorted((f.text, f.section) for f in after.facts) != expected or hand_order != [
+        line for line in content_lines(result) if line in hand_lines
+    ]:
+        return None
+    return result
 
 
 # --- 1. duplicates -----------------------------------------------------------------------

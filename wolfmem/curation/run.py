@@ -1,14 +1,16 @@
 """A curation run: gather what changed, ask the curator, land each file through validation and CAS, record.
 
-`run(memory, curator, day)` covers the episodes and saves from the last
-successful curation (exclusive) through `day`. A day with nothing new makes no
-curator call. The proposed files go through `landing.land_all`, the landing
-path shared with the monthly audit: validated together against the run's
-evidence, every fact that leaves archived first. A rewrite over the removal
-budget is staged (`curation.staging`) for `wolfmem curate apply`. A curated file
-that cannot be read (a symlink, a bad mode, not UTF-8) is skipped with its
-reason; the rest of the run goes on. The vault lock is held only around each
-write, never during an LLM call.
+`run(memory, curator, day)` gives the curator every episode entry filed up to
+`day` that it has not consumed yet (`curation.coverage`: whatever day an entry is
+filed under), in batches within the prompt's episode budget, and the facts saved
+since the last successful run. A run with nothing new makes no curator call.
+The proposed files of a round go through `landing.land_all`, the landing path
+shared with the monthly audit: validated together against the round's evidence
+(its episode lines, saves and hand edits), every fact that leaves archived
+first. A rewrite over the removal budget is staged (`curation.staging`) for
+`wolfmem curate apply`. A curated file that cannot be read (a symlink, a bad
+mode, not UTF-8) is skipped with its reason; the rest of the run goes on. The
+vault lock is held only around each write, never during an LLM call.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import difflib
 import logging
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -32,11 +34,21 @@ from wolfmem.curation.contract import (
     Proposal,
     SavedFact,
 )
+from wolfmem.curation.coverage import (
+    Coverage,
+    CoverageFile,
+    Entry,
+    EpisodeLog,
+    as_episodes,
+    baseline,
+    batches,
+)
 from wolfmem.curation.evidence import evidence_lines
 from wolfmem.curation.landing import Rewrite, RunEvidence, forgotten_facts, hand_lines_of, land_all
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
+from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.memory.facade import Memory
@@ -63,6 +75,9 @@ class CurationResult:
     usage: dict[str, int] = field(default_factory=dict)
     diffs: dict[str, str] = field(default_factory=dict)
     log_path: str | None = None
+    entries: int = 0  # episode entries given to the curator
+    batches: int = 0  # curator rounds: entries past the prompt's episode budget wait for the next round
+    left: int = 0  # entries not consumed because a round failed (or a dry run shows only the first)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
@@ -89,7 +104,6 @@ class _Inputs:
     files: dict[str, tuple[str, str]]  # rel -> (text, revision) of every readable curated file
     unreadable: dict[str, str]
     episodes: list[Episode]
-    episode_revisions: dict[str, str]
     saves: list[SavedFact]
     targets: list[str]
 
@@ -102,9 +116,27 @@ def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
     return data, data.decode("utf-8")
 
 
-def _gather(memory: Memory, day: str, since: str, previous: dict[str, Any]) -> _Inputs:
-    """Read the curated files and the episodes; decide which files need the curator."""
-    inputs = _Inputs({}, {}, [], {}, [], [])
+def _read_logs(memory: Memory) -> tuple[list[EpisodeLog], list[str]]:
+    """Every readable episode log, and the paths of all of them (readable or not)."""
+    logs, present = [], []
+    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
+        rel = memory.vault.rel(path)
+        when = episode_date(rel)
+        if when is None:
+            continue
+        present.append(rel)
+        try:
+            logs.append(EpisodeLog.of(rel, when, path.read_bytes()))
+        except (OSError, UnicodeDecodeError):
+            log.warning("skipped episode %s: not readable as UTF-8", rel)
+    return logs, present
+
+
+def _gather(
+    memory: Memory, day: str, since: str, seen_files: dict[str, str], episodes: tuple[Episode, ...], saves: bool
+) -> _Inputs:
+    """Read the curated files (and the saves when asked); decide which files need the curator."""
+    inputs = _Inputs({}, {}, list(episodes), [], [])
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
@@ -112,28 +144,10 @@ def _gather(memory: Memory, day: str, since: str, previous: dict[str, Any]) -> _
             inputs.unreadable[rel] = f"cannot read {rel} as UTF-8 text ({exc}); fix it and curation resumes"
             continue
         inputs.files[rel] = (text, content_hash(data))
-    seen_episodes = previous.get("episodes", {})
-    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
-        rel = memory.vault.rel(path)
-        when = episode_date(rel)
-        if when is None or not since <= when <= day:
-            continue
-        try:
-            data = path.read_bytes()
-            text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            log.warning("skipped episode %s: not readable as UTF-8", rel)
-            continue
-        revision = content_hash(data)
-        inputs.episode_revisions[rel] = revision
-        # The last run's own day is covered again only if it grew since that run read it.
-        if when > since or (rel in seen_episodes and seen_episodes[rel] != revision):
-            inputs.episodes.append(Episode(rel, when, text))
-    seen_files = previous.get("revisions", {})
     for rel, (text, revision) in inputs.files.items():
         facts = markdown.parse(text).facts
         first_seen = memory.state.first_seen(rel)
-        for fact in facts:
+        for fact in facts if saves else ():
             saved_on = first_seen.get(fact_key(fact.text))
             if saved_on and since < saved_on <= day:
                 inputs.saves.append(SavedFact(rel, fact.text, saved_on))
@@ -162,37 +176,37 @@ def _request(memory: Memory, day: str, since: str, inputs: _Inputs) -> CurationR
 def run(
     memory: Memory, curator: Curator, day: date, *, since: date | None = None, dry_run: bool = False
 ) -> CurationResult:
-    """Curate the five files for `day`, covering everything since the last successful run."""
+    """Curate the five files through `day`: every episode entry not consumed yet, and the saves since `since`."""
     started_at = memory.clock()
     started = time.monotonic()
     previous = memory.state.run_record(JOB) or {}
     day_s = day.isoformat()
-    since_s = (
-        since.isoformat() if since else previous.get("last_success_day") or (day - timedelta(days=1)).isoformat()
-    )
+    logs, present = _read_logs(memory)
+    store = CoverageFile(memory.writer)
+    coverage = store.read() or _first_coverage(previous, since, logs)
+    since_s = since.isoformat() if since else coverage.through or (day - timedelta(days=1)).isoformat()
+    rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
-    proposal = Proposal(files={})
-    inputs = _gather(memory, day_s, since_s, previous)
-    for rel, reason in inputs.unreadable.items():
-        result.files[rel] = FileOutcome("skipped", [reason])
-    error = ""
-    if inputs.targets:
-        if not dry_run:
-            # Lines a person added get their first-seen day now, the first time wolfmem sees them.
-            for rel in inputs.targets:
-                facts = markdown.parse(inputs.files[rel][0]).facts
-                memory.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day_s)
-        request = _request(memory, day_s, since_s, inputs)
-        try:
-            proposal = curator.propose(request)
-        except WolfmemError as exc:
-            error = str(exc)
-            for rel in inputs.targets:
-                result.files[rel] = FileOutcome("failed", [error])
-        result.files.update(_land(memory, request, inputs, proposal, dry_run, result.diffs))
-    result.usage = proposal.usage
-    result.status = _status(result.files, inputs.targets, dry_run)
-    result.summary = _summary(curator, result, inputs, since_s)
+    tally = _Tally()
+    for number, batch in enumerate(rounds):
+        inputs = _gather(memory, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
+        files, proposal, error = _round(memory, curator, day_s, since_s, inputs, dry_run, result.diffs)
+        tally.add(inputs, files, proposal, error, batch)
+        if dry_run:
+            break
+        coverage = replace(coverage, files=_seen_files(coverage.files, inputs, files))
+        settled = _status(files, inputs.targets, dry_run) in SUCCESS
+        if settled:
+            coverage = coverage.consume(batch, day_s, logs, present)
+            tally.settled += _whole(batch)
+        store.write(coverage)
+        if not settled:
+            break
+    result.files, result.usage = tally.files, tally.usage
+    result.status = _status(result.files, sorted(tally.targets), dry_run)
+    result.entries, result.batches = tally.entries, tally.rounds
+    result.left = sum(_whole(batch) for batch in rounds) - (tally.entries if dry_run else tally.settled)
+    result.summary = _summary(curator, result, tally, since_s)
     if dry_run:
         return result
     conflicts = memory.vault.conflict_copies()
@@ -201,8 +215,94 @@ def run(
         result.log_path = append_log(memory.writer, day, entry)
     except (OSError, WolfmemError) as exc:
         log.warning("the curation log could not be written: %s", exc)
-    _record(memory, result, previous, inputs, since_s, started_at, started, proposal, curator, error)
+    _record(memory, result, coverage, since_s, started_at, started, tally, curator)
     return result
+
+
+def _first_coverage(previous: dict[str, Any], since: date | None, logs: list[EpisodeLog]) -> Coverage:
+    """No coverage file yet: start from the date mark of a vault curated before entries were tracked."""
+    mark = previous.get("last_success_day") or (since.isoformat() if since else None)
+    return baseline(mark, logs, previous.get("episodes") or {})
+
+
+def _round(
+    memory: Memory, curator: Curator, day: str, since: str, inputs: _Inputs, dry_run: bool, diffs: dict[str, str]
+) -> tuple[dict[str, FileOutcome], Proposal, str]:
+    """One curator call over the files that need it, and what became of each file."""
+    files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
+    proposal = Proposal(files={})
+    error = ""
+    if not inputs.targets:
+        return files, proposal, error
+    if not dry_run:
+        # Lines a person added get their first-seen day now, the first time wolfmem sees them.
+        for rel in inputs.targets:
+            facts = markdown.parse(inputs.files[rel][0]).facts
+            memory.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day)
+    request = _request(memory, day, since, inputs)
+    try:
+        proposal = curator.propose(request)
+    except WolfmemError as exc:
+        error = str(exc)
+        for rel in inputs.targets:
+            files[rel] = FileOutcome("failed", [error])
+    files.update(_land(memory, request, inputs, proposal, dry_run, diffs))
+    return files, proposal, error
+
+
+@dataclass
+class _Tally:
+    """What the rounds of one run add up to."""
+
+    files: dict[str, FileOutcome] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    targets: set[str] = field(default_factory=set)
+    logs: set[str] = field(default_factory=set)
+    saves: int = 0
+    entries: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    rounds: int = 0  # rounds that carried episode entries
+    settled: int = 0  # entries consumed
+
+    def add(
+        self, inputs: _Inputs, files: dict[str, FileOutcome], proposal: Proposal, error: str, batch: list[Entry]
+    ) -> None:
+        """Count one round in."""
+        for rel, outcome in files.items():
+            self.files[rel] = _combined(self.files.get(rel), outcome)
+        for key, value in proposal.usage.items():
+            self.usage[key] = self.usage.get(key, 0) + value
+        self.targets.update(inputs.targets)
+        self.logs.update(episode.rel for episode in inputs.episodes)
+        self.saves += len(inputs.saves)
+        self.entries += _whole(batch)
+        self.requests += proposal.requests
+        self.seconds += proposal.seconds
+        self.errors += [error] if error else []
+        self.rounds += 1 if batch else 0
+
+
+def _whole(batch: list[Entry]) -> int:
+    """How many entries a batch completes (an entry cut in pieces counts with its last piece)."""
+    return sum(1 for entry in batch if entry.last_piece)
+
+
+_BAD = ("rejected", "failed", "skipped-cas")
+
+
+def _combined(before: FileOutcome | None, now: FileOutcome) -> FileOutcome:
+    """One file's outcome over several rounds: a failure outweighs a write, and a write outweighs no change."""
+    if before is None:
+        return now
+
+    def weight(outcome: FileOutcome) -> int:
+        return 2 if outcome.status in _BAD else 0 if outcome.status in ("unchanged", "skipped") else 1
+
+    status = max(before, now, key=weight).status if weight(before) != weight(now) else now.status
+    return FileOutcome(status, before.reasons + now.reasons, before.changes + now.changes,
+                       now.revision or before.revision, before.archived + now.archived)
 
 
 def _land(
@@ -264,45 +364,34 @@ def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) ->
     return "partial"
 
 
-def _summary(curator: Curator, result: CurationResult, inputs: _Inputs, since: str) -> str:
+def _summary(curator: Curator, result: CurationResult, tally: _Tally, since: str) -> str:
     """One paragraph for the log and `wolfmem status`."""
     covered = f"after {since} through {result.day}"
-    if not inputs.targets and not inputs.unreadable:
+    if not tally.targets and not any(o.status == "failed" for o in result.files.values()):
         return f"No-op: nothing new {covered} (no episodes, saves or hand edits); the curator was not called."
     counts: dict[str, int] = {}
     for outcome in result.files.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
-    tally = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    sources = f"{len(inputs.episodes)} episode log(s) and {len(inputs.saves)} new save(s)"
-    return f"{curator.label} looked at {len(inputs.targets)} file(s) {covered}, from {sources}: {tally}."
+    tally_text = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    sources = (f"{result.entries} episode entries from {len(tally.logs)} episode log(s) "
+               f"and {tally.saves} new save(s)")
+    rounds = f" in {result.batches} rounds" if result.batches > 1 else ""
+    left = f"; {result.left} entries are left for the next run" if result.left else ""
+    return (f"{curator.label} looked at {len(tally.targets)} file(s) {covered}, from {sources}{rounds}: "
+            f"{tally_text}{left}.")
 
 
 def _record(
     memory: Memory,
     result: CurationResult,
-    previous: dict[str, Any],
-    inputs: _Inputs,
+    coverage: Coverage,
     since: str,
     started_at: Any,
     started: float,
-    proposal: Proposal,
+    tally: _Tally,
     curator: Curator,
-    error: str,
 ) -> None:
-    """Store the machine-readable run record the scheduler and `wolfmem status` read."""
-    success = result.status in SUCCESS
-    revisions = dict(previous.get("revisions", {}))
-    for rel, (_, revision) in inputs.files.items():
-        outcome = result.files.get(rel)
-        if outcome is None or outcome.status == "unchanged":
-            revisions[rel] = revision
-        elif outcome.status == "written":
-            revisions[rel] = outcome.revision
-        else:
-            revisions.pop(rel, None)  # not settled: the next run looks at it again
-    last_success = previous.get("last_success_day")
-    if success:
-        last_success = max(filter(None, [last_success, result.day]))
+    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage)."""
     record = {
         "job": JOB,
         "status": result.status,
@@ -311,28 +400,32 @@ def _record(
         "started_at": started_at.isoformat(),
         "finished_at": memory.clock().isoformat(),
         "duration_seconds": round(time.monotonic() - started, 3),
-        "curator_seconds": proposal.seconds,
+        "curator_seconds": tally.seconds,
         "curator": curator.label,
-        "requests": proposal.requests,
+        "requests": tally.requests,
         "usage": result.usage,
         "files": {rel: {"status": o.status, "reasons": o.reasons, "changes": len(o.changes)}
                   for rel, o in result.files.items()},
         "summary": result.summary,
-        "error": error,
+        "error": "; ".join(tally.errors),
         "log_path": result.log_path,
-        "last_success_day": last_success,
-        "revisions": revisions,
-        "episodes": _seen_episodes(previous.get("episodes", {}), inputs.episode_revisions if success else {},
-                                   last_success),
+        "entries": result.entries,
+        "batches": result.batches,
+        "left": result.left,
+        "last_success_day": coverage.through,
     }
     memory.state.put_run_record(JOB, record)
 
 
-def _seen_episodes(before: dict[str, str], now: dict[str, str], last_success: str | None) -> dict[str, str]:
-    """Episode revisions read so far, from the last successful day on.
-
-    Merged rather than replaced: a run for an earlier day (a clock set back) reads none of the
-    later logs, and forgetting them would hide their growth from the next run.
-    """
-    merged = {**before, **now}
-    return {rel: rev for rel, rev in merged.items() if not last_success or (episode_date(rel) or "") >= last_success}
+def _seen_files(before: dict[str, str], inputs: _Inputs, files: dict[str, FileOutcome]) -> dict[str, str]:
+    """Each curated file's revision as curation last saw or wrote it; an unsettled file is looked at again."""
+    revisions = dict(before)
+    for rel, (_, revision) in inputs.files.items():
+        outcome = files.get(rel)
+        if outcome is None or outcome.status == "unchanged":
+            revisions[rel] = revision
+        elif outcome.status == "written":
+            revisions[rel] = outcome.revision
+        else:
+            revisions.pop(rel, None)  # not settled: the next run looks at it again
+    return revisions

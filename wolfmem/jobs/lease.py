@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from wolfmem.storage.exchange import atomic_write
+from wolfmem.storage.vault import Vault
 from wolfmem.storage.writer import Cause, VaultWriter
 
 log = logging.getLogger(__name__)
@@ -84,11 +85,11 @@ class LeaseCheck:
 class LeaseFile:
     """Reads, checks and renews `<vault>/.wolfmem/lease.json` for one machine."""
 
-    def __init__(self, writer: VaultWriter, machine: str, hours: float) -> None:
-        self.writer = writer
+    def __init__(self, vault: Vault, machine: str, hours: float, writer: VaultWriter | None = None) -> None:
+        self.writer = writer  # None: read-only (`wolfmem doctor`, `status`)
         self.machine = machine
         self.hours = hours
-        self.path = writer.vault.root / LEASE_REL
+        self.path = vault.root / LEASE_REL
 
     def read(self) -> Lease | None:
         """The current lease, or None when there is none or it cannot be read (then it is up for grabs)."""
@@ -125,13 +126,20 @@ class LeaseFile:
             lease,
         )
 
-    def renew(self, now: datetime, job: str | None = None, period: str | None = None) -> Lease:
-        """Write the lease as ours, last run now, optionally recording a job's newly completed period."""
+    def renew(
+        self, now: datetime, job: str | None = None, period: str | None = None, *, lower: bool = False
+    ) -> Lease:
+        """Write the lease as ours, last run now, optionally recording a job's newly completed period.
+
+        A period only moves forward, unless `lower` brings back a mark a clock that was ahead set.
+        """
         current = self.read()
         done = dict(current.done) if current else {}
-        if job is not None and period is not None and period > done.get(job, ""):
+        if job is not None and period is not None and (lower or period > done.get(job, "")):
             done[job] = period
         lease = Lease(self.machine, _aware(now), done)
+        if self.writer is None:
+            raise RuntimeError("this LeaseFile was opened read-only")
         self.writer.put(LEASE_REL, json.dumps(lease.to_dict(), indent=2) + "\n", cause=Cause.LEASE, backup=False)
         return lease
 

@@ -51,7 +51,7 @@ class JobRunner:
         self.config = config
         self.schedules = schedules(config)
         self.jobs: dict[str, JobFunc] = {**DEFAULT_JOBS, **(jobs or {})}
-        self.lease = LeaseFile(memory.writer, machine_id(config.state_root()), config.lease_hours)
+        self.lease = LeaseFile(memory.vault, machine_id(config.state_root()), config.lease_hours, memory.writer)
 
     # -- triggers -------------------------------------------------------------------------------------------
     def run_due(self, now: datetime) -> list[dict[str, Any]]:
@@ -92,6 +92,13 @@ class JobRunner:
         """Run a job now for `day` (default today), ignoring schedule and backoff but not locks or lease."""
         if name not in JOB_NAMES:
             raise UsageError(f"no job called {name!r}; the jobs are {', '.join(JOB_NAMES)}")
+        if day is not None and day >= now.date():
+            # A run records its period as done; a day not over yet would mark real days done in advance.
+            yesterday = now.date() - timedelta(days=1)
+            raise UsageError(
+                f"{day.isoformat()} is not over yet (today is {now.date().isoformat()}); give a day up to "
+                f"{yesterday.isoformat()}, or no day to run {name} for everything so far"
+            )
         period, last_day = manual_period(name, day or now.date())
         return self._attempt(name, now, period, last_day, manual=True, dry_run=dry_run, apply=apply)
 
@@ -127,7 +134,7 @@ class JobRunner:
         period, _ = period_for(name, schedule.last_fire(now).date())
         first_sighting = not record and name in BASELINED
         if not first_sighting and not _done(record, period):
-            retry = _retry_at(record)
+            retry = _retry_at(record, now)
             if retry is not None and retry > now:
                 return retry.isoformat(timespec="seconds")
             return "overdue: runs at the next heartbeat"
@@ -140,11 +147,31 @@ class JobRunner:
     # -- the one path ----------------------------------------------------------------------------------------
     def _wants(self, name: str, period: str, now: datetime) -> bool:
         """Whether a scheduled run of `period` should start: not done, not backing off."""
-        record = self.record(name) or {}
+        record = self._lower_future_marks(name, period, now)
         if _done(record, period) or _done_elsewhere(self.lease, name, period):
             return False
-        retry = _retry_at(record)
+        retry = _retry_at(record, now)
         return retry is None or now >= retry
+
+    def _lower_future_marks(self, name: str, period: str, now: datetime) -> dict[str, Any]:
+        """The job's record, with a done mark later than `period` (set by a clock that was ahead) lowered to it.
+
+        `period` is the latest one that can have ended by now, so a later mark is from the future. The
+        periods up to `period` count as done (they ran, by the clock of the time) and every later one runs
+        when it comes. Curation loses nothing either way: it tracks the entries it consumed, not days.
+        """
+        record = self.record(name) or {}
+        mark = str(record.get("last_success") or "")
+        if mark > period:
+            log.warning("%s: done through %s is after %s, the latest period that can have ended by now; "
+                        "the clock was ahead or has been set back, so the mark is lowered to %s",
+                        name, mark, period, period)
+            record = {**record, "last_success": period}
+            self.memory.state.put_run_record(RECORD_PREFIX + name, record)
+        lease = self.lease.read()
+        if lease is not None and lease.done.get(name, "") > period and self.lease.check(now).ok:
+            self.lease.renew(now, name, period, lower=True)
+        return record
 
     def _attempt(
         self,
@@ -187,6 +214,8 @@ class JobRunner:
             log.exception("%s for %s failed", name, run.period)
             outcome, status, reason = {}, "failed", f"{type(exc).__name__}: {exc}"
         finished = self.memory.clock()
+        log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,
+                 (finished - run.now).total_seconds(), status, str(outcome.get("summary") or reason or status))
         result = {
             "job": name,
             "period": run.period,
@@ -304,13 +333,15 @@ def _done_elsewhere(lease: LeaseFile, name: str, period: str) -> bool:
     return current is not None and current.done.get(name, "") >= period
 
 
-def _retry_at(record: Mapping[str, Any]) -> datetime | None:
+def _retry_at(record: Mapping[str, Any], now: datetime) -> datetime | None:
     raw = record.get("retry_at")
     if not raw or record.get("status") not in FAILED:
         return None
     try:
-        return datetime.fromisoformat(raw)
-    except ValueError:
+        retry = datetime.fromisoformat(raw)
+        # No backoff is longer than the cap: a later retry time was set by a clock that was ahead.
+        return retry if retry - now <= BACKOFF_CAP else None
+    except (ValueError, TypeError):  # unreadable, or one naive and one aware
         return None
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
+
+from croniter import croniter
 
 from wolfmem.config import Config
 from wolfmem.errors import ConfigError
@@ -33,38 +35,39 @@ class Schedule:
         if self.weekday is not None:
             fields["day_of_week"] = _WEEKDAYS[self.weekday]
         if self.day is not None:
-            # A day past the 28th fires on the last day of short months; the period key dedupes the rest.
-            fields["day"] = str(self.day) if self.day <= 28 else "last"
+            fields["day"] = self._day_field().replace("L", "last")
         return fields
+
+    def crontab(self) -> str:
+        """The same schedule as a five-field cron line, for croniter's fire arithmetic."""
+        dow = _WEEKDAYS[self.weekday] if self.weekday is not None else "*"
+        day = self._day_field() if self.day is not None else "*"
+        return f"{self.minute} {self.hour} {day} * {dow}"
 
     def last_fire(self, now: datetime) -> datetime:
         """The latest scheduled moment at or before now (naive local wall time)."""
-        wall = now.replace(tzinfo=None, fold=0)
-        at = time(self.hour, self.minute)
-        if self.day is not None:
-            year, month = wall.year, wall.month
-            fire = datetime.combine(_clamped(year, month, self.day), at)
-            if fire > wall:
-                year, month = _previous_month(year, month)
-                fire = datetime.combine(_clamped(year, month, self.day), at)
-            return fire
-        step = 7 if self.weekday is not None else 1
-        back = (wall.weekday() - self.weekday) % 7 if self.weekday is not None else 0
-        fire = datetime.combine(wall.date() - timedelta(days=back), at)
-        return fire - timedelta(days=step) if fire > wall else fire
+        # Wall time: the fire's date is what keys a period, so a DST shift can neither skip nor double one.
+        # Fires fall on whole minutes and get_prev looks strictly before its start, so start at the next minute.
+        fires = croniter(self.crontab(), _wall(now).replace(second=0, microsecond=0) + timedelta(minutes=1))
+        fire = fires.get_prev(datetime)
+        return fires.get_prev(datetime) if self._second_in_month(fire) else fire
 
     def next_fire(self, now: datetime) -> datetime:
         """The first scheduled moment after now (naive local wall time)."""
-        wall = now.replace(tzinfo=None, fold=0)
-        last = self.last_fire(now)
-        if self.day is not None:
-            year, month = last.year, last.month
-            while True:
-                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-                fire = datetime.combine(_clamped(year, month, self.day), last.time())
-                if fire > wall:
-                    return fire
-        return last + timedelta(days=7 if self.weekday is not None else 1)
+        fires = croniter(self.crontab(), _wall(now))
+        fire = fires.get_next(datetime)
+        return fires.get_next(datetime) if self._second_in_month(fire) else fire
+
+    def _day_field(self) -> str:
+        """Day D of the month, or its last day when the month is shorter ('30,L': Feb 28 and Apr 30)."""
+        assert self.day is not None
+        if self.day <= 28:
+            return str(self.day)
+        return "L" if self.day == 31 else f"{self.day},L"
+
+    def _second_in_month(self, fire: datetime) -> bool:
+        """Whether `fire` is the 'L' of a 'D,L' month that also has day D: not a fire of its own."""
+        return self.day is not None and fire.day > self.day
 
 
 def parse_schedule(job: str, text: str) -> Schedule | None:
@@ -100,6 +103,11 @@ def schedules(config: Config) -> dict[str, Schedule | None]:
         "audit": parse_schedule("audit", config.schedule_audit),
         "digest": parse_schedule("digest", config.schedule_digest),
     }
+
+
+def _wall(now: datetime) -> datetime:
+    """Naive local wall time, the earlier of a repeated hour (croniter works in wall time when naive)."""
+    return now.replace(tzinfo=None, fold=0)
 
 
 def _clamped(year: int, month: int, day: int) -> date:

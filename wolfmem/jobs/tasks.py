@@ -34,7 +34,7 @@ JobFunc = Callable[[JobRun], Mapping[str, Any]]
 
 
 def curate_job(run: JobRun) -> Mapping[str, Any]:
-    """Nightly curation of every day from `since` through `day`."""
+    """Nightly curation: every episode entry filed through `day` not consumed yet, and the saves since `since`."""
     curator = curate.make_curator(run.config)
     # curate.run's `since` is the last day already covered (exclusive); ours is the first day to cover.
     covered = run.since - timedelta(days=1) if run.since else None

@@ -55,8 +55,9 @@ class Correction:
     duplicate_of: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form, without empty fields."""
-        return {key: value for key, value in asdict(self).items() if value != ""}
+        """A JSON-ready form, without empty optional fields."""
+        required = {"status", "ref", "path", "message"}
+        return {key: value for key, value in asdict(self).items() if key in required or value != ""}
 
 
 class Corrections:

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from typing import Any
 
 from wolfmem.core import markdown
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import has_lone_surrogate, is_blank
 from wolfmem.errors import InvalidFact, UsageError
+from wolfmem.memory.refs import make_ref
 from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
 MAX_BULLET_CHARS = 500
@@ -20,19 +22,35 @@ MAX_BULLETS = 50
 
 
 @dataclass(frozen=True)
-class Logged:
-    """Where an episode block landed: its file, the line of its first bullet, that bullet, and the day."""
+class LoggedLine:
+    """One bullet of a logged episode and its ref."""
+
+    ref: str
+    text: str
+
+
+@dataclass(frozen=True)
+class LogReceipt:
+    """What memory_log tells the agent: the entry's section, and where it and each of its lines live."""
 
     path: str
-    line: int
-    first_bullet: str
-    day: str
+    date: str
+    section: str  # the entry's heading, "14:05 — Deployed v2"
+    entry_ref: str  # the heading and its bullets
+    ref: str  # the first bullet
+    line: int  # the first bullet's line
+    bullets: list[LoggedLine]
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return asdict(self)
 
 
 def log_episode(
     writer: VaultWriter, clock: Callable[[], datetime], text: str | list[str], headline: str | None,
     when: datetime | None,
-) -> Logged:
+) -> LogReceipt:
     """Append one episode block to the day's log (creating it with its title), redone on top of any concurrent edit."""
     bullets, title = episode_fields(text, headline)
     moment = when or clock()
@@ -50,7 +68,12 @@ def log_episode(
 
     written = writer.edit(rel, append, cause=Cause.EPISODE)
     assert written.detail is not None
-    return Logged(rel, written.detail, bullets[0], day)
+    first = written.detail
+    section = f"{moment:%H:%M} — {title}"
+    lines = [LoggedLine(make_ref(rel, first + n), bullet) for n, bullet in enumerate(bullets)]
+    entry_ref = f"file:{rel}#L{first - 1}-L{first + len(bullets) - 1}"
+    message = f"Logged to {rel} ({lines[0].ref}) under '## {section}' ({entry_ref}); it is searchable now."
+    return LogReceipt(rel, day, section, entry_ref, lines[0].ref, first, lines, message)
 
 
 def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[str], str]:

@@ -11,15 +11,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from wolfmem import limits
+from wolfmem.cancellation import checkpoint
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
-from wolfmem.memory.corrections import Correction, Corrections
-from wolfmem.memory.episodes import log_episode
 from wolfmem.memory import memory_map
+from wolfmem.memory.corrections import Correction, Corrections
+from wolfmem.memory.episodes import LogReceipt, log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
@@ -29,12 +31,14 @@ from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
-from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault
+from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 from wolfmem.storage.writer import VaultWriter
+
+if TYPE_CHECKING:
+    from wolfmem.semantic.hybrid import Hybrid
 
 log = logging.getLogger(__name__)
 
-SOURCES = ("knowledge", "episodes", "consolidated", "archive")
 # Curation logs, digests and audits in consolidated/ restate facts already in the other two, and the
 # archive holds facts that left the knowledge files: a search reads them only when asked to by name;
 # otherwise they crowd out the facts they repeat (README).
@@ -94,9 +98,12 @@ class Memory:
         self.state = StateStore(self.vault.state_dir / "state.db")
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
+        # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
+        self.hybrid = _open_hybrid(self.config, self.vault, self.index)
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
-        self._saver = Saver(self.writer, self.syncer, self.state, clock)
+        self._saver = Saver(self.writer, self.syncer, self.state, clock,
+                            similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
@@ -117,6 +124,8 @@ class Memory:
             if self._feed is not None:
                 self._feed.stop()
                 self._feed = None
+            if self.hybrid is not None:
+                self.hybrid.close()
             self.index.close()
             self.history.close()
 
@@ -125,14 +134,15 @@ class Memory:
         with self._lock:
             self.index.release_readers()
 
-    def watch(self) -> None:
+    def watch(self, on_change: Callable[[], None] | None = None) -> None:
         """Watch the vault from this process, so searches skip the stat scan while nothing changed.
 
         For long-lived processes (the MCP server); a one-shot command is better off scanning once.
+        `on_change` is called from the watcher thread after each relevant file event.
         """
         with self._lock:
             if self._feed is None:
-                self._feed = ChangeFeed(self.vault)
+                self._feed = ChangeFeed(self.vault, on_change)
                 self._feed.start()
 
     def sync(self) -> SyncReport:
@@ -185,18 +195,26 @@ class Memory:
         limit = _limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
+        limits.QUERY.check(query_text)
         reference = _day(today, "today")
         dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
+            checkpoint("bringing the index up to date")
             self.sync()
+            checkpoint("searching the index")
             with self.index.snapshot():
-                results = query.run(self.index, dates.text, filters, limit, dates)
+                if self.hybrid is None:
+                    results = query.run(self.index, dates.text, filters, limit, dates)
+                else:
+                    results = self.hybrid.search(dates.text, filters, limit, dates=dates)
         hits = [_to_hit(result) for result in results]
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits
 
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
+        limits.REF.check(ref)
+        checkpoint("reading the file")
         excerpt = read_ref(self.vault, ref)
         if excerpt.path.startswith("knowledge/"):
             facts = markdown.parse(excerpt.text).facts
@@ -216,6 +234,7 @@ class Memory:
         """The `<memory_map>` block: the `##` headers of the five curated files and coarse counts."""
         with self._lock:
             self.sync()
+            checkpoint("reading the headings")
             headings = []
             for name, rel in zip(CURATED, CURATED_PATHS):
                 headings.append((f"{name}.md", self._headings(rel)))
@@ -239,7 +258,10 @@ class Memory:
     ) -> Receipt:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
-            return self._saver.save(fact, type, topic, request_id)
+            receipt = self._saver.save(fact, type, topic, request_id)
+            if self.hybrid is not None and receipt.status == "saved":
+                self.hybrid.embed_saved(receipt.path)
+            return receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
         """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
@@ -256,14 +278,15 @@ class Memory:
         with self._lock:
             return self._corrections.restore(ref)
 
-    def log_episode(self, text: str | list[str], headline: str | None = None, when: datetime | None = None) -> Hit:
+    def log_episode(
+        self, text: str | list[str], headline: str | None = None, when: datetime | None = None
+    ) -> LogReceipt:
         """Append a `## HH:MM — headline` block to today's episode log and index it at once."""
+        for number, line in enumerate(text if isinstance(text, list) else [text]):
+            limits.LOG_LINE.check(line, f"text[{number}]" if isinstance(text, list) else "text")
+        limits.HEADLINE.check(headline)
         with self._lock:
-            logged = log_episode(self.writer, self.clock, text, headline, when)
-        return Hit(
-            make_ref(logged.path, logged.line), logged.path, logged.line, "", logged.first_bullet,
-            logged.first_bullet, 0.0, "episodes", logged.day,
-        )
+            return log_episode(self.writer, self.clock, text, headline, when)
 
     # -- health ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:
@@ -283,6 +306,17 @@ class Memory:
                 },
                 "conflict_copies": self.vault.conflict_copies(),
             }
+
+
+def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | None:
+    """The Hybrid search service when embeddings are configured, else None (numpy and openai stay unloaded)."""
+    if not config.embeddings_model:
+        return None
+    # Imported here: numpy and the openai client cost a lexical-only process memory it never uses.
+    from wolfmem.semantic.client import EmbeddingSettings
+    from wolfmem.semantic.hybrid import Hybrid
+
+    return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
 
 
 def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -323,7 +357,7 @@ def _limit(limit: Any) -> int:
 
 
 def _to_hit(result: Any) -> Hit:
-    text = result.text
+    text = limits.cut(result.text, limits.HIT_TEXT_CHARS)
     snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
     return Hit(
         ref=make_ref(result.path, result.line),

@@ -7,13 +7,14 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from wolfmem.core import markdown
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import (
     Relation,
     clean_fact,
+    entity_heading,
     fact_key,
     is_blank,
     mentions_entity,
@@ -23,7 +24,7 @@ from wolfmem.core.facts import (
 from wolfmem.errors import InvalidFact, UsageError
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
-from wolfmem.search.index import Filters
+from wolfmem.search.index import Filters, IndexHit
 from wolfmem.search.sync import Syncer
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
@@ -49,7 +50,7 @@ TYPE_ALIASES = {
 class Receipt:
     """What memory_save tells the agent: what happened and where the fact lives."""
 
-    status: str  # "saved" | "duplicate"
+    status: Literal["saved", "duplicate"]
     path: str
     line: int
     section: str
@@ -57,6 +58,8 @@ class Receipt:
     message: str
     duplicate_of: str | None = None
     possibly_contradicts: list[str] = field(default_factory=list)
+    # True when a retry with the same request_id got the first call's receipt back.
+    replayed: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
@@ -105,12 +108,19 @@ class Saver:
     """Performs memory_save for one vault."""
 
     def __init__(
-        self, writer: VaultWriter, syncer: Syncer, state: StateStore, clock: Callable[[], datetime]
+        self,
+        writer: VaultWriter,
+        syncer: Syncer,
+        state: StateStore,
+        clock: Callable[[], datetime],
+        similar: Callable[[str], list[IndexHit]] | None = None,
     ) -> None:
         self.writer = writer
         self.syncer = syncer
         self.state = state
         self.clock = clock
+        # With embeddings: the curated facts nearest in meaning, extra candidates for relate() to judge.
+        self.similar = similar
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -128,7 +138,7 @@ class Saver:
                 )
             earlier = self.state.receipt(request_id)
             if earlier is not None:
-                return Receipt(**earlier)
+                return _replayed(earlier)
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
@@ -158,7 +168,12 @@ class Saver:
         terms = query.plan(index, sentence).searched
         # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts.
         hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0})
-        for hit in [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]:
+        candidates = [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]
+        if self.similar is not None:
+            # Similarity only proposes: relate() and its value guard still decide, so false merges stay 0.
+            seen = {(hit.path, hit.line) for hit in candidates}
+            candidates += [hit for hit in self.similar(sentence) if (hit.path, hit.line) not in seen]
+        for hit in candidates:
             relation = relate(sentence, hit.text)
             if relation is Relation.DUPLICATE:
                 self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])
@@ -191,7 +206,7 @@ class Saver:
         def insert(text: str) -> Edit[Receipt]:
             earlier = self.state.receipt(request_id) if request_id is not None else None
             if earlier is not None:
-                raise _Answered(Receipt(**earlier))
+                raise _Answered(_replayed(earlier))
             parsed = markdown.parse(text if text.strip() else template_text(name))
             for fact in parsed.facts:
                 if fact_key(fact.text) == key:  # another writer saved the same fact a moment ago
@@ -234,7 +249,9 @@ class Saver:
         """The topic's section, else a section whose heading names an entity the fact mentions, else Unfiled."""
         if topic is not None:
             existing = markdown.find_section(parsed, topic)
-            return existing.heading if existing else topic
+            # "--topic Sarah" belongs under "## Sarah (Manager)", as a fact naming Sarah would.
+            named = entity_heading([section.heading for section in parsed.sections], topic)
+            return existing.heading if existing else named or topic
         for section in parsed.sections:
             if mentions_entity(section.heading, sentence):
                 return section.heading
@@ -248,3 +265,9 @@ class _Answered(Exception):
     def __init__(self, receipt: Receipt) -> None:
         super().__init__(receipt.message)
         self.receipt = receipt
+
+
+def _replayed(earlier: dict[str, Any]) -> Receipt:
+    """The stored receipt of an earlier call with the same request_id, marked as a replay."""
+    message = f"Replayed: an earlier call with this request_id did this. {earlier['message']}"
+    return Receipt(**{**earlier, "replayed": True, "message": message})

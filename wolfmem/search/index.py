@@ -11,12 +11,17 @@ import pickle
 import re
 import shutil
 import struct
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh import scoring
@@ -27,7 +32,7 @@ from whoosh.filedb.filestore import FileStorage
 from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.errors import IndexUnavailable
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
-from wolfmem.storage.vault import INDEXED_DIRS
+from wolfmem.storage.vault import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,15 @@ _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
 _ORPHAN_SLACK = 5
 _OPEN_ATTEMPTS = 25
+# What an open raises while another process's commit replaces the table of contents: 2 ms, doubling to
+# 100 ms, 25 attempts (about 2 s) before the index counts as unavailable.
+_VANISHED = (FileNotFoundError, whoosh_index.EmptyIndexError)
+_OPEN_RETRY = Retrying(
+    retry=retry_if_exception_type(_VANISHED),
+    stop=stop_after_attempt(_OPEN_ATTEMPTS),
+    wait=wait_exponential(multiplier=0.002, max=0.1),
+    reraise=True,
+)
 # What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
 _CORRUPT = (whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError)
 
@@ -370,16 +384,10 @@ class FactIndex:
     @staticmethod
     def _retry(opener):
         """Run an open that may race another process's commit (Whoosh's _MAIN_N.toc vanishes briefly)."""
-        delay = 0.002
-        last: Exception | None = None
-        for _ in range(_OPEN_ATTEMPTS):
-            try:
-                return opener()
-            except (FileNotFoundError, whoosh_index.EmptyIndexError) as exc:
-                last = exc
-                time.sleep(delay)
-                delay = min(delay * 2, 0.1)
-        raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
+        try:
+            return _OPEN_RETRY(opener)
+        except _VANISHED as exc:
+            raise IndexUnavailable(f"the search index cannot be opened: {exc}; run `wolfmem reindex`") from None
 
 
 def _open_searcher(ix: whoosh_index.Index):
@@ -418,10 +426,10 @@ def _split_sources(searcher, filters: Filters) -> tuple[Filters, wq.Query | None
     Whoosh reads every posting of a filter or mask on each search (about 0.7 ms per 1,000 facts
     here), so "not consolidated" is much cheaper than "knowledge or episodes" over a large vault.
     """
-    left_out = [source for source in INDEXED_DIRS if source not in filters.sources]
+    left_out = [source for source in SOURCES if source not in filters.sources]
     if not filters.sources or not left_out:
         return dataclasses.replace(filters, sources=()), None
-    holding = {source: searcher.doc_frequency("source", source) for source in INDEXED_DIRS}
+    holding = {source: searcher.doc_frequency("source", source) for source in SOURCES}
     if sum(holding[source] for source in left_out) >= sum(holding[source] for source in filters.sources):
         return filters, None
     return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])

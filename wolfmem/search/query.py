@@ -23,6 +23,9 @@ COMMON_SHARE = 0.05
 COMMON_MIN_FACTS = 100
 # How many candidates per wanted hit the rarer terms fetch for the common ones to re-rank.
 RESCORE_POOL = 2
+# At most this many terms are searched for; a question has a handful, a pasted page thousands,
+# and Whoosh's cost grows with every term OR-ed in. The rest only re-rank.
+MAX_SEARCHED_TERMS = 32
 
 
 @dataclass(frozen=True)
@@ -41,16 +44,20 @@ def idf(facts: int, holding: int) -> float:
 def plan(index: FactIndex, text: str) -> QueryTerms:
     """Weigh the query's content terms by rarity (the rarest weighs 1.0) and set the common ones apart."""
     facts = index.count()
-    holding = {term: index.doc_frequency("text", term) for term in index.analyse(text)}
+    holding = {term: index.doc_frequency("text", term) for term in dict.fromkeys(index.analyse(text))}
     if not holding:
         return QueryTerms({}, {})
     limit = max(COMMON_SHARE * facts, COMMON_MIN_FACTS)
     searched = [term for term, n in holding.items() if n <= limit] or list(holding)
+    if len(searched) > MAX_SEARCHED_TERMS:
+        # The rarest say the most; a term no fact holds finds nothing, so it goes last.
+        searched = sorted(searched, key=lambda term: holding[term] or math.inf)[:MAX_SEARCHED_TERMS]
     weight = {term: idf(facts, n) for term, n in holding.items()}
     top = max(weight[term] for term in searched)
+    chosen = set(searched)
     return QueryTerms(
         searched={term: weight[term] / top for term in searched},
-        common={term: weight[term] / top for term in holding if term not in searched},
+        common={term: weight[term] / top for term in holding if term not in chosen},
     )
 
 

@@ -20,6 +20,8 @@ from wolfmem.storage.exchange import create_new
 CURATED = ("people", "projects", "preferences", "technical", "decisions")
 CURATED_PATHS = tuple(f"knowledge/{name}.md" for name in CURATED)
 INDEXED_DIRS = ("knowledge", "episodes", "consolidated")
+# What a fact can come from: a folder, or the archive of facts that left knowledge/ (kept in consolidated/).
+SOURCES = (*INDEXED_DIRS, "archive")
 LOCK_TIMEOUT_SECONDS = 60.0
 
 _EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")

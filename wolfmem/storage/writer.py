@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from wolfmem.cancellation import checkpoint
 from wolfmem.core.markdown import content_lines
 from wolfmem.errors import UsageError, VaultBusy, WolfmemError, storage_error
 from wolfmem.storage.exchange import atomic_write, read_or_empty, replace_if_unchanged
@@ -55,6 +56,10 @@ class Cause(enum.StrEnum):
     UPDATE = "update"
     FORGET = "forget"
     ARCHIVE = "archive"
+
+
+# What a cancelled call was about to do, as the server's log says it ("stopped: cancelled before saving").
+_DOING = {Cause.SAVE: "saving", Cause.EPISODE: "logging"}
 
 
 class Stage(enum.StrEnum):
@@ -143,6 +148,8 @@ class VaultWriter:
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 with self.vault.lock():
+                    # A call cancelled before it holds the lock writes nothing; once past here it completes.
+                    checkpoint(_DOING.get(cause, "writing"))
                     if backup and expected:
                         atomic_write(path.with_name(path.name + ".bak"), expected)
                         self._stage(Stage.BACKED_UP, rel)

@@ -1,0 +1,170 @@
+"""The clock rules: no day that is not over is recorded as done, and a clock that moves back loses nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from conftest import run_cli
+
+from wolfmem import Config, Memory
+from wolfmem.errors import UsageError
+from wolfmem.jobs.lease import LEASE_REL
+from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
+from wolfmem.jobs.tasks import JobRun
+
+TZ = ZoneInfo("Europe/Berlin")
+
+
+def at(day: str, hhmm: str = "07:00") -> datetime:
+    return datetime.fromisoformat(f"{day}T{hhmm}").replace(tzinfo=TZ)
+
+
+class Clock:
+    """A clock a test sets by hand."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def fake_runner(vault: Path, tmp_path: Path, clock: Clock, runs: list[JobRun]) -> JobRunner:
+    """A runner whose curate job records each run instead of curating; the report jobs are off."""
+    config = Config(state_dir=str(tmp_path / "state"), schedule_audit="off", schedule_digest="off")
+    memory = Memory(vault, config, clock=clock)
+
+    def job(run: JobRun) -> dict:
+        runs.append(run)
+        return {"status": "ok", "summary": f"curated {run.period}"}
+
+    return JobRunner(memory, config, jobs={"curate": job})
+
+
+def mark(runner: JobRunner, period: str) -> None:
+    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"status": "ok", "last_success": period})
+
+
+@pytest.mark.parametrize("days_ahead", [0, 1, 61])
+def test_a_day_not_over_yet_is_refused_and_nothing_is_recorded(vault, tmp_path, days_ahead):
+    clock = Clock(at("2026-11-05", "14:00"))
+    runs: list[JobRun] = []
+    runner = fake_runner(vault, tmp_path, clock, runs)
+    with pytest.raises(UsageError, match=r"not over yet \(today is 2026-11-05\); give a day up to 2026-11-04"):
+        runner.run_now("curate", clock.now, day=date(2026, 11, 5) + timedelta(days=days_ahead))
+    assert runs == [] and runner.record("curate") is None
+    assert not (vault / LEASE_REL).exists()
+    # Yesterday, and no day at all (everything so far), still run.
+    assert runner.run_now("curate", clock.now, day=date(2026, 11, 4))["status"] == "ok"
+    assert runner.run_now("curate", clock.now)["status"] == "ok"
+
+
+def test_a_future_mark_from_an_earlier_version_does_not_block_real_days(vault, tmp_path):
+    """`curate --date 2027-01-05` used to record 2027-01-04; the nights after must still run."""
+    clock = Clock(at("2026-11-05"))
+    runs: list[JobRun] = []
+    runner = fake_runner(vault, tmp_path, clock, runs)
+    mark(runner, "2027-01-04")
+
+    assert runner.run_due(clock.now) == []  # through the 4th counts as done ...
+    assert runner.record("curate")["last_success"] == "2026-11-04"  # ... and no further
+    assert runner.status(clock.now)["jobs"]["curate"]["next_run"] == at("2026-11-06", "03:00").isoformat()
+
+    clock.now = at("2026-11-06", "03:00")
+    (result,) = runner.run_due(clock.now)
+    assert (result["status"], result["period"]) == ("ok", "2026-11-05")
+    assert [run.period for run in runs] == ["2026-11-05"]
+
+
+def test_a_future_mark_on_the_lease_is_lowered_too(vault, tmp_path):
+    clock = Clock(at("2026-11-05"))
+    runs: list[JobRun] = []
+    runner = fake_runner(vault, tmp_path, clock, runs)
+    mark(runner, "2026-11-03")
+    runner.lease.renew(at("2026-11-04"), "curate", "2027-01-04")  # this machine's lease, set while ahead
+
+    assert runner.run_due(clock.now) == []
+    assert json.loads((vault / LEASE_REL).read_text())["done"]["curate"] == "2026-11-04"
+    clock.now = at("2026-11-06", "03:00")
+    assert [r["period"] for r in runner.run_due(clock.now)] == ["2026-11-05"]
+
+
+def test_a_backoff_set_by_a_clock_that_was_ahead_is_not_waited_out(vault, tmp_path):
+    clock = Clock(at("2026-11-05"))
+    runs: list[JobRun] = []
+    runner = fake_runner(vault, tmp_path, clock, runs)
+    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {
+        "status": "failed", "last_success": "2026-11-03", "failures": 1,
+        "retry_at": at("2026-11-08").isoformat()})
+    assert runner.status(clock.now)["jobs"]["curate"]["next_run"].startswith("overdue")
+    assert [r["status"] for r in runner.run_due(clock.now)] == ["ok"]
+
+
+def test_a_clock_set_back_counts_the_due_night_done_and_runs_each_later_night_when_it_comes(vault, tmp_path):
+    clock = Clock(at("2026-11-05", "03:00"))
+    runs: list[JobRun] = []
+    runner = fake_runner(vault, tmp_path, clock, runs)
+    mark(runner, "2026-11-03")
+    for day in ("2026-11-05", "2026-11-06", "2026-11-07", "2026-11-08"):
+        clock.now = at(day, "03:00")
+        runner.run_due(clock.now)
+    assert [run.period for run in runs] == ["2026-11-04", "2026-11-05", "2026-11-06", "2026-11-07"]
+
+    clock.now = at("2026-11-06", "09:00")  # set back two days
+    assert runner.run_due(clock.now) == []  # the 5th already ran: not again
+    clock.now = at("2026-11-07", "03:00")
+    runner.run_due(clock.now)
+    clock.now = at("2026-11-10", "03:00")
+    runner.run_due(clock.now)
+    # Each night after the setback runs when the clock reaches it again, once; their entries are
+    # curated once all the same, since curation tracks entries, not days (the next test).
+    assert [run.period for run in runs][4:] == ["2026-11-06", "2026-11-09"]
+
+
+def test_the_real_curation_job_gives_each_entry_once_across_a_clock_set_back(vault, tmp_path, fake, llm_config):
+    clock = Clock(at("2026-11-05", "03:00"))
+    with Memory(vault, llm_config, clock=clock) as memory:
+        runner = JobRunner(memory, llm_config)
+        runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+        runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W45"})
+        logged = []
+
+        def log_now(text: str) -> None:
+            memory.log_episode(text)
+            logged.append(text)
+
+        for day in ("2026-11-04", "2026-11-05", "2026-11-06", "2026-11-07"):
+            clock.now = at(day, "12:00")
+            log_now(f"Worked on {day} (first time round).")
+            clock.now = at(day, "23:30") + timedelta(hours=4)  # 03:30 the next night
+            runner.run_due(clock.now)
+        clock.now = at("2026-11-05", "12:00")  # the clock is set back three days
+        log_now("Worked on 2026-11-05 (second time round).")
+        for day in ("2026-11-06", "2026-11-07", "2026-11-08", "2026-11-09"):
+            clock.now = at(day, "03:30")
+            runner.run_due(clock.now)
+            log_now(f"Worked on {day} (second time round).")
+        clock.now = at("2026-11-10", "03:30")
+        runner.run_due(clock.now)
+
+    users = [request["messages"][1]["content"] for request in fake.requests]
+    files = 5
+    assert {text: sum(text in user for user in users) for text in logged} == {text: files for text in logged}
+
+
+def test_cli_curate_refuses_a_date_not_over_yet_and_records_nothing(tmp_path):
+    vault = tmp_path / "vault"
+    assert run_cli("init", "--vault", str(vault)).returncode == 0
+    today = date.today()
+    for day in (today, today + timedelta(days=61)):
+        result = run_cli("curate", "--date", day.isoformat(), "--vault", str(vault))
+        assert result.returncode == 2, result.stderr
+        assert f"{day.isoformat()} is not over yet" in result.stderr
+    assert not (vault / LEASE_REL).exists() and not (vault / ".wolfmem" / "curation.json").exists()
+    yesterday = (today - timedelta(days=1)).isoformat()
+    assert run_cli("curate", "--date", yesterday, "--vault", str(vault)).returncode == 0
+    assert json.loads((vault / LEASE_REL).read_text())["done"]["curate"] == yesterday

@@ -1,0 +1,40 @@
+"""Cooperative cancellation: an adapter marks work as cancellable, the library stops at safe points.
+
+A Memory call runs in a worker thread that nothing can interrupt from outside, so the library asks
+instead: `checkpoint()` at a point where stopping leaves nothing half done (before a save writes,
+between a search's stages) raises `Cancelled` if the caller has given up. The question lives in a
+context variable, so it reaches the library without a parameter on every call, and each worker
+thread sees only its own caller's (anyio runs worker threads in a copy of the caller's context).
+Outside `cancellable()`, as in the CLI, checkpoints cost a lookup and never raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from wolfmem.errors import WolfmemError
+
+_is_cancelled: ContextVar[Callable[[], bool] | None] = ContextVar("wolfmem_is_cancelled", default=None)
+
+
+class Cancelled(WolfmemError):
+    """The caller cancelled the call, and it stopped at a point where nothing was half done."""
+
+
+@contextmanager
+def cancellable(is_cancelled: Callable[[], bool]) -> Iterator[None]:
+    """Within this block, checkpoints raise Cancelled once `is_cancelled()` returns True."""
+    token = _is_cancelled.set(is_cancelled)
+    try:
+        yield
+    finally:
+        _is_cancelled.reset(token)
+
+
+def checkpoint(stage: str) -> None:
+    """Raise Cancelled, naming the stage not begun, if the current caller has cancelled."""
+    is_cancelled = _is_cancelled.get()
+    if is_cancelled is not None and is_cancelled():
+        raise Cancelled(f"cancelled before {stage}; nothing was changed")

@@ -1,0 +1,55 @@
+"""The JSON Schemas of what each tool returns as structured content, derived from the result types.
+
+Deriving them (pydantic reads the dataclasses) keeps a schema from drifting away from the
+`to_dict()` it describes; MCP clients check every structured reply against it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+# pydantic needs typing_extensions.TypedDict before Python 3.12.
+from typing_extensions import NotRequired, TypedDict
+
+from wolfmem.memory.corrections import Correction
+from wolfmem.memory.episodes import LogReceipt
+from wolfmem.memory.facade import Hit
+from wolfmem.memory.refs import Excerpt
+from wolfmem.memory.saving import Receipt
+
+
+class QueryGroup(TypedDict):
+    """One phrasing of a batch search: its results, or why it failed."""
+
+    query: str
+    results: list[Hit]
+    error: NotRequired[str]
+
+
+class SearchOutput(TypedDict, total=False):
+    """memory_search: `query` (cut to a short echo) and `results`, or with `queries`, one group per phrasing."""
+
+    query: str
+    results: list[Hit]
+    queries: list[QueryGroup]
+
+
+class MapOutput(TypedDict):
+    """memory_map: the `<memory_map>` block."""
+
+    memory_map: str
+
+
+def schema(kind: Any) -> dict[str, Any]:
+    """The JSON Schema (2020-12) of a dataclass or TypedDict."""
+    return TypeAdapter(kind).json_schema()
+
+
+SEARCH = schema(SearchOutput)
+GET = schema(Excerpt)
+SAVE = schema(Receipt)
+MAP = schema(MapOutput)
+LOG = schema(LogReceipt)
+CORRECTION = schema(Correction)

@@ -228,7 +228,11 @@ def _check_alone(memory: Memory, rel: str, body: str, finding: Finding, run: Run
 
 
 def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Finding], run: RunEvidence) -> None:
-    """Combine a file's checked changes into one rewrite and land it through curation's path."""
+    """Combine a file's checked changes into one rewrite and land it through curation's path.
+
+    Changes join the rewrite in the model's order while it stays within the removal budget; the
+    rest are staged for `wolfmem audit apply`, which lands them after a person has looked.
+    """
 
     new_text, changes, landing = body, [], []
     for finding in good:
@@ -236,6 +240,12 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
         candidate = edit(new_text, finding.change["old"], finding.change["new"])
         if candidate is None:
             finding.outcome, finding.reasons = "rejected", ["overlaps another change to the same lines"]
+            continue
+        together, _ = check_rewrite(memory, rel, body, candidate, [*changes, finding.change], run)
+        if together.status in ("staged", "rejected"):
+            finding.outcome, finding.reasons = together.status, together.reasons
+            if together.status == "staged":
+                finding.reasons = [*together.reasons, "`wolfmem audit apply` lands it after a person has looked"]
             continue
         new_text = candidate
         changes.append(finding.change)
@@ -246,9 +256,6 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
     for finding in landing:
         if outcome.status == "written":
             finding.outcome = "applied"
-        elif outcome.status == "staged":
-            finding.outcome = "staged"
-            finding.reasons = [*outcome.reasons, "`wolfmem audit apply` lands it after a person has looked"]
         else:
             finding.outcome, finding.reasons = outcome.status, outcome.reasons
 

@@ -19,6 +19,7 @@ from conftest import UNCHANGED, run_cli
 from wolfmem import Memory
 from wolfmem.core.facts import carries, fact_key
 from wolfmem.core.markdown import parse
+from wolfmem.curation.landing import hand_lines_of
 from wolfmem.curation.prompting import SCHEMA
 from wolfmem.curation.run import run
 from wolfmem.curation.staging import apply_staged, staged
@@ -208,7 +209,7 @@ def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_rest
     # A mass deletion of old junk, each with a reason: over the budget, so staged, not landed.
     result = night(memory, fake, curator, clock, "Tom cleaned his desk.", mass_deletion)
     assert result.files[PEOPLE].status == "staged", result.files[PEOPLE]
-    assert "4 of 12 facts would leave" in result.files[PEOPLE].reasons[0]
+    assert "takes 4 of 12 facts out" in result.files[PEOPLE].reasons[0]
     assert read(memory) == start and [item.rel for item in staged(memory)] == [PEOPLE]
     assert "wolfmem curate apply" in render(collect(memory))
     # A person looks, then lands it: checked again (the budget lifted), and archived.
@@ -228,6 +229,13 @@ def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_rest
         change("superseded", ["- Tom lives in Berlin."], "- Tom lives in Oslo.", "he moved", "the episode")))
     assert result.files[PEOPLE].status == "written", result.files[PEOPLE]
     assert_nothing_lost(memory)
+
+    # Two rewrites landed (the staged one and Oslo), each keeping the hand lines word for word: they are
+    # still a person's lines, so the next night still may not drop one.
+    assert set(HAND) <= hand_lines_of(memory, PEOPLE, read(memory))
+    result = night(memory, fake, curator, clock, "Tom mentioned chess again.", hand_line_dropped)
+    assert result.files[PEOPLE].status == "rejected"
+    assert "drops or changes a hand-edited line" in result.files[PEOPLE].reasons[0]
 
     # Everything that left is in the archive, with why and where it went, and comes back with one call.
     gone = [fact for fact, _ in SAVED + OLD if fact not in knowledge_facts(memory)]

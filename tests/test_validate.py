@@ -176,7 +176,7 @@ def test_mass_deletion_with_reasons_is_staged_not_landed():
     new = "# People\n\n## Tom\n- Tom runs the data team.\n"
     verdict = check(new, [change("removed", [line], reason="the episode said to") for line in ALL_SARAH])
     assert not verdict.ok and verdict.text == new
-    assert verdict.reasons == [verdict.over_budget] and "3 of 4 facts would leave" in verdict.over_budget
+    assert verdict.reasons == [verdict.over_budget] and "takes 3 of 4 facts out" in verdict.over_budget
     assert "mass deletion" in verdict.over_budget
     # A person landing the staged rewrite lifts the budget, and nothing else.
     lifted = validate(OLD, new, [change("removed", [line], reason="the episode said to") for line in ALL_SARAH],

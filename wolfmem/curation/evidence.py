@@ -197,8 +197,9 @@ def account(
     allowed = removal_budget(len(old.facts))
     if guards.budget and counted > allowed:
         result.over_budget = (
-            f"over the removal budget: {counted} of {len(old.facts)} facts would leave in one run, "
-            f"at most {allowed} may (a fifth of the file, {BUDGET_MIN} to {BUDGET_MAX}); "
+            f"over the removal budget: the rewrite takes {counted} of {len(old.facts)} facts out in one run "
+            f"(n facts merged into one new line count n - 1), and at most {allowed} may go "
+            f"(a fifth of the file, {BUDGET_MIN} to {BUDGET_MAX}); "
             "a mass deletion is staged for a person, never landed unattended"
         )
     return result

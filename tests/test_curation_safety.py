@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import jsonschema
 import pytest
@@ -45,26 +46,17 @@ OLD = [
 HAND = ["- Tom plays chess on Sundays.", "- Sarah's sister is called Ana."]
 
 
-class Clock:
-    """A clock the test moves a night at a time."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock(START)
+def clock() -> SimpleNamespace:
+    """The time, moved a night at a time by the test; the Memory reads `clock.now`."""
+    return SimpleNamespace(now=START)
 
 
 @pytest.fixture
 def memory(tmp_path, llm_config, clock, monkeypatch):
     # The CLI subprocesses below open the same state folder.
     monkeypatch.setenv("WOLFMEM_STATE_DIR", llm_config.state_dir)
-    with Memory(tmp_path / "vault", llm_config, clock=clock) as mem:
+    with Memory(tmp_path / "vault", llm_config, clock=lambda: clock.now) as mem:
         for fact, topic in OLD:
             mem.state.note_first_seen(PEOPLE, [fact_key(fact)], "2026-09-01")
         for fact, topic in SAVED[:3] + OLD[3:] + SAVED[3:] + OLD[:3]:

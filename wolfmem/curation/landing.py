@@ -4,6 +4,8 @@ validate (with the run's evidence and what is protected) → archive every fact 
 and-exchange through the writer against the revision the curator read → `.bak`, history, provenance
 and reindex (the writer's job). Nothing lands that validation refuses, and nothing leaves a file
 without an archive record: the records are written first, while the file still holds the facts.
+(Should an editor write the file in the instant between, the rewrite is left unlanded and the
+records stay; restoring one of them then reports the fact as already on file.)
 A rewrite over the removal budget comes back "staged", unwritten; its caller keeps it for a person.
 """
 

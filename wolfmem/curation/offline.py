@@ -14,6 +14,10 @@ other byte of the file stays as it was:
 
 It never reorders, rewords, invents or deletes anything else, and never drops a
 hand-edited line. Its proposals go through the same validation as the LLM's.
+
+Steps 2 and 3 look facts up instead of comparing pairs (a duplicate by the words
+`relate` compares, a section by its heading's words), and step 3 moves every
+unfiled fact in one pass, so a 10,000-line file takes seconds (BENCHMARKS.md).
 """
 
 from __future__ import annotations

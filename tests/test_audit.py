@@ -60,6 +60,8 @@ def seed(memory: Memory) -> None:
     memory.save("Tom always hates meetings.", type="people", topic="Tom")
     memory.save("Sarah manages the platform team.", type="people", topic="Sarah (Manager)")
     memory.log_episode(["Alice took over Atlas from Bob today."], "atlas", when=datetime(2026, 10, 14, 10, tzinfo=TZ))
+    # The evidence that backs the narrower replacements of "Tom always hates meetings" below.
+    memory.log_episode(["Tom said he only dislikes long meetings."], "tom", when=datetime(2026, 10, 20, 10, tzinfo=TZ))
 
 
 def read(vault: Path, rel: str) -> str:

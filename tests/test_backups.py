@@ -8,7 +8,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.curation.backups import curated_rel, diff_backup, restore_backup
-from wolfmem.curation.landing import apply_rewrite
+from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.errors import NotFound, OutsideVault
 from wolfmem.storage.vault import content_hash
 
@@ -33,7 +33,8 @@ def curate_once(memory) -> tuple[str, str]:
     new = old.replace("Berlin", "Oslo")
     change = {"kind": "superseded", "old": ["- Tom lives in Berlin."], "new": "- Tom lives in Oslo.",
               "reason": "moved", "source": ""}
-    outcome = apply_rewrite(memory, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()))
+    evidence = RunEvidence(("Tom said he moved to Oslo.",))  # what a supersession needs: newer evidence
+    outcome = apply_rewrite(memory, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()), run=evidence)
     assert outcome.status == "written"
     return old, new
 

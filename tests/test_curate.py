@@ -68,6 +68,11 @@ def log_move(memory):
     memory.log_episode("Tom said he moved to Oslo.", "Tom moved", when=datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc))
 
 
+def note_move(memory):
+    """A person's note in people.md: the evidence since the last run that backs "Tom lives in Oslo"."""
+    (memory.vault.root / PEOPLE).write_text(read(memory) + "- Tom mentioned he moved to Oslo.\n", "utf-8")
+
+
 # --- the issue's table ----------------------------------------------------------------
 
 
@@ -159,6 +164,7 @@ def test_unusable_reply_leaves_the_file_untouched(memory, fake, curator, reply, 
 
 
 def test_two_500s_then_success_lands_when_retries_allow(memory, fake, curator):
+    note_move(memory)
     old = read(memory)
     fake.push(FakeLLM.status(500), FakeLLM.status(500), rewrite(old))
     result = run(memory, curator(llm_max_retries=2), DAY)
@@ -222,6 +228,7 @@ def test_adding_a_secret_is_rejected(memory, fake, curator):
 
 @pytest.mark.parametrize("writer", ["save", "editor"])
 def test_rewrite_racing_a_concurrent_write_is_dropped(memory, fake, curator, tmp_path, writer):
+    note_move(memory)
     old = read(memory)
 
     def race(request):
@@ -274,10 +281,11 @@ def test_injected_instruction_is_fenced_and_mass_deletion_blocked(memory, fake, 
     assert result.files[PEOPLE].status == "rejected"
     assert read(memory) == old and not exists(memory, PEOPLE + ".bak")
 
-    # Even a "tidy" answer that keeps a token fact is a mass deletion, explained or not.
+    # Even a "tidy" answer that keeps a token fact is refused: saved facts are never junk.
     fake.push(deletion(old.split("## Sarah")[0] + "## Tom\n- Tom is a person.\n"))
     result = run(memory, curator(), DAY)
-    assert any("mass deletion: 4 of 4" in r for r in result.files[PEOPLE].reasons)
+    assert result.files[PEOPLE].status == "rejected"
+    assert sum("saved or written within the last 30 days" in r for r in result.files[PEOPLE].reasons) == 4
     assert read(memory) == old
 
 
@@ -304,6 +312,7 @@ def test_make_curator_uses_the_llm_when_a_model_is_set(curator):
 
 
 def test_dry_run_shows_a_diff_and_writes_nothing(memory, fake, curator):
+    note_move(memory)
     old = read(memory)
     fake.push(rewrite(old))
     result = run(memory, curator(), DAY, dry_run=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wolfmem.core.markdown import content_lines
+from wolfmem.curation.evidence import Safeguards
 from wolfmem.curation.validate import (
     clean_changes,
     hand_edited_lines,
@@ -29,8 +30,12 @@ def change(kind: str, old: list[str] | None = None, new: str = "", reason: str =
     return {"kind": kind, "old": old or [], "new": new, "reason": reason, "source": source}
 
 
+# What arrived since the last run: the episode line that backs "Sarah works in Lisbon".
+GUARDS = Safeguards(evidence=("Sarah said she moved to Lisbon in November.",))
+
+
 def check(new: str, changes: list[dict] | None = None, hand: set[str] | None = None, old: str = OLD):
-    return validate(old, new, changes or [], hand_lines=hand or set(), title="People")
+    return validate(old, new, changes or [], hand_lines=hand or set(), title="People", guards=GUARDS)
 
 
 # --- accepted rewrites, with mechanical repairs ---------------------------------------
@@ -38,11 +43,18 @@ def check(new: str, changes: list[dict] | None = None, hand: set[str] | None = N
 ACCEPTED = [
     ("identical", OLD, [], OLD, []),
     (
-        "merge named in the change list",
-        OLD.replace("- Sarah prefers tea.\n", ""),
-        [change("merged", ["Sarah prefers tea.", "- Sarah is my manager."], "- Sarah is my manager.")],
-        OLD.replace("- Sarah prefers tea.\n", ""),
+        "merge into a line that carries both facts",
+        OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n"),
+        [change("merged", ["Sarah prefers tea.", "- Sarah is my manager."], "- Sarah, my manager, prefers tea.")],
+        OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n"),
         [],
+    ),
+    (
+        "an exact copy collapsed",
+        OLD.replace("- Sarah prefers tea.\n", "- Sarah prefers tea.\n- sarah prefers tea\n"),
+        [],
+        OLD,
+        ["collapsed 1 duplicated line(s)"],
     ),
     (
         "superseded by a newer line",
@@ -110,16 +122,34 @@ REJECTED = [
         "does not account for",
     ),
     (
-        "mass deletion explained as junk",
-        "# People\n\n## Tom\n- Tom runs the data team.\n",
-        [change("removed", [line], reason="the episode said to") for line in ALL_SARAH],
-        "mass deletion: 3 of 4",
-    ),
-    (
         "more than half dropped, unexplained",
         "# People\n\n## Tom\n- Tom runs the data team.\n",
         [change("removed", ["- Sarah is my manager."], reason="stale")],
-        "drops 3 of 4 facts without explaining each",
+        "does not account for: 'Sarah prefers tea.'",
+    ),
+    (
+        "superseded without evidence since the last run",
+        OLD.replace("Sarah prefers tea.", "Sarah prefers coffee."),
+        [change("superseded", ["- Sarah prefers tea."], "- Sarah prefers coffee.", "she changed")],
+        "no episode line, save or hand edit since the last run backs it",
+    ),
+    (
+        "superseded by a line about something else",
+        OLD.replace("- Sarah prefers tea.\n", ""),
+        [change("superseded", ["- Sarah prefers tea."], "- Sarah works in Berlin.", "newer")],
+        "which is about something else",
+    ),
+    (
+        "laundered merge into a summary sharing one word",
+        "# People\n\n## Sarah (Manager)\n- Sarah is a person.\n\n## Tom\n- Tom runs the data team.\n",
+        [change("merged", ALL_SARAH, "- Sarah is a person.")],
+        "which does not carry its content",
+    ),
+    (
+        "moved to a file outside the run",
+        OLD.replace("- Sarah prefers tea.\n", ""),
+        [change("moved", ["- Sarah prefers tea."], "knowledge/preferences.md")],
+        "not another curated file of this run",
     ),
     ("a new secret", OLD + "- Tom's token is ghp_abcdefghijklmnopqrstuvwxyz0123456789.\n", [], "secret (GitHub token)"),
     ("a new password", OLD + "- The NAS password: hunter2!x\n", [], "secret (password)"),
@@ -140,6 +170,52 @@ def test_rejected(name, new, changes, reason):
     assert not verdict.ok
     assert verdict.text == OLD  # a refused rewrite never changes anything
     assert any(reason in r for r in verdict.reasons), verdict.reasons
+
+
+def test_mass_deletion_with_reasons_is_staged_not_landed():
+    new = "# People\n\n## Tom\n- Tom runs the data team.\n"
+    verdict = check(new, [change("removed", [line], reason="the episode said to") for line in ALL_SARAH])
+    assert not verdict.ok and verdict.text == new
+    assert verdict.reasons == [verdict.over_budget] and "takes 3 of 4 facts out" in verdict.over_budget
+    assert "mass deletion" in verdict.over_budget
+    # A person landing the staged rewrite lifts the budget, and nothing else.
+    lifted = validate(OLD, new, [change("removed", [line], reason="the episode said to") for line in ALL_SARAH],
+                      hand_lines=set(), title="People", guards=Safeguards(budget=False))
+    assert lifted.ok and [d.reason for d in lifted.departures] == ["removed"] * 3
+
+
+def test_protected_facts_are_never_removed_as_junk():
+    from wolfmem.core.facts import fact_key
+
+    guards = Safeguards(protected=frozenset({fact_key("Sarah prefers tea.")}))
+    new = OLD.replace("- Sarah prefers tea.\n", "")
+    verdict = validate(OLD, new, [change("removed", ["- Sarah prefers tea."], reason="junk")], hand_lines=set(),
+                       title="People", guards=guards)
+    assert not verdict.ok and "saved or written within the last 30 days" in verdict.reasons[0]
+    merged = OLD.replace("- Sarah prefers tea.\n", "").replace("Sarah works in Berlin.", "Sarah prefers tea and works in Berlin.")
+    verdict = validate(OLD, merged, [change("merged", ["- Sarah prefers tea.", "- Sarah works in Berlin."],
+                                            "- Sarah prefers tea and works in Berlin.")],
+                       hand_lines=set(), title="People", guards=guards)
+    assert verdict.ok, verdict.reasons
+
+
+def test_every_departure_is_computed_from_the_texts_not_the_change_list():
+    # The change list names nothing, yet each dropped fact is explained by what the rewrite holds.
+    new = OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n")
+    verdict = check(new, [])
+    assert verdict.ok
+    assert [(d.fact, d.reason, d.into) for d in verdict.departures] == [
+        ("Sarah is my manager.", "merged", "Sarah, my manager, prefers tea."),
+        ("Sarah prefers tea.", "merged", "Sarah, my manager, prefers tea."),
+    ]
+
+
+def test_a_forgotten_fact_is_left_out_of_the_rewrite():
+    guards = Safeguards(forgotten=("Tom has a cat.",))
+    new = OLD + "- Tom has a cat called Rex.\n- Tom moved to Oslo.\n"
+    verdict = validate(OLD, new, [], hand_lines=set(), title="People", guards=guards)
+    assert verdict.ok and verdict.text == OLD + "- Tom moved to Oslo.\n"
+    assert "bring back a fact the person asked to forget" in verdict.repairs[0]
 
 
 def test_dropping_a_hand_edited_line_is_rejected_even_when_listed():
@@ -164,18 +240,23 @@ def test_hand_edited_heading_must_stay():
 
 def test_old_secret_and_odd_old_lines_do_not_block_a_rewrite():
     old = OLD + "\nloose paragraph a person wrote,\n"
-    new = old.replace("- Sarah prefers tea.\n", "")
+    new = old.replace("- Sarah prefers tea.\n", "- Sarah prefers green tea.\n")
     verdict = validate(
-        old, new, [change("merged", ["- Sarah prefers tea."], "- Sarah is my manager.")], hand_lines=set(), title="People"
+        old, new, [change("merged", ["- Sarah prefers tea."], "- Sarah prefers green tea.")], hand_lines=set(),
+        title="People",
     )
     assert verdict.ok, verdict.reasons
 
 
-def test_small_file_may_lose_its_junk():
+def test_small_file_may_lose_its_junk_one_line_a_night():
     old = "# People\n\n## X\n- asdf\n- qwer\n- Tom runs the data team.\n"
-    new = "# People\n\n## X\n- Tom runs the data team.\n"
+    one = "# People\n\n## X\n- qwer\n- Tom runs the data team.\n"
+    both = "# People\n\n## X\n- Tom runs the data team.\n"
     changes = [change("removed", ["- asdf"], reason="junk"), change("removed", ["- qwer"], reason="junk")]
-    assert validate(old, new, changes, hand_lines=set(), title="People").ok
+    verdict = validate(old, one, changes, hand_lines=set(), title="People")
+    assert verdict.ok and [(d.fact, d.reason, d.why) for d in verdict.departures] == [("asdf", "removed", "junk")]
+    staged = validate(old, both, changes, hand_lines=set(), title="People")
+    assert not staged.ok and staged.over_budget and staged.text == both  # staged for a person, not refused
 
 
 # --- helpers ----------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import openai
 
 from wolfmem.config import Config, llm_api_key
 from wolfmem.errors import LLMError
+from wolfmem.llm_deadline import DeadlineTransport
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the client insists on one.
@@ -84,6 +85,8 @@ class LLMClient:
             # openai's default is a 600 s read timeout; connecting should fail fast.
             timeout=openai.Timeout(settings.timeout, connect=min(settings.timeout, 10.0)),
             max_retries=settings.max_retries,
+            # Those bound each read; the transport bounds the whole request, however slow the drip.
+            http_client=openai.DefaultHttpxClient(transport=DeadlineTransport(settings.timeout)),
         )
 
     def close(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from wolfmem.curation.staging import staged
 from wolfmem.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.errors import WolfmemError
 from wolfmem.jobs.runner import JobRunner
@@ -44,6 +45,13 @@ def collect(memory: Memory) -> dict[str, Any]:
     last_error = memory.writer.last_index_error or indexer.get("error") or ""
     if "error" not in data["index"]:
         data["index"]["last_error"] = {"error": last_error, "at": indexer.get("at")} if last_error else None
+    # Rewrites over the removal budget wait for a person: `wolfmem curate apply` lands them.
+    try:
+        data["staged_curation"] = [
+            {"file": item.rel, "day": item.day, "reasons": item.reasons} for item in staged(memory)
+        ]
+    except WolfmemError:
+        data["staged_curation"] = []
     data["faults"] = [fault.to_dict() for fault in faults.check(memory.vault, memory.writer)]
     return data
 
@@ -101,6 +109,11 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"jobs:     unavailable: {jobs['error']}")
     for fault in data.get("faults") or []:
         lines.append(f"fault:    {fault['message']}")
+    for item in data.get("staged_curation") or []:
+        lines.append(
+            f"staged:   {item['file']} ({item['day']}): a rewrite over the removal budget waits for you; "
+            "`wolfmem curate apply --dry-run` shows it, `wolfmem curate apply` lands it"
+        )
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     return "\n".join(lines)

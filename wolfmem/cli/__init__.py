@@ -20,8 +20,11 @@ app = typer.Typer(
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 audit_app = typer.Typer(help="The monthly adversarial audit.", invoke_without_command=True)
+curate_app = typer.Typer(help="Nightly curation, run now; `curate apply` lands a staged rewrite.",
+                         invoke_without_command=True)
 service_app = typer.Typer(help="Run the daemon as a user service (systemd on Linux, launchd on macOS).")
 app.add_typer(audit_app, name="audit")
+app.add_typer(curate_app, name="curate")
 app.add_typer(service_app, name="service")
 
 
@@ -57,7 +60,8 @@ app.command()(writes.save)
 app.command()(writes.log)
 app.command()(processes.daemon)
 app.command()(processes.mcp)
-app.command()(processes.curate)
+curate_app.callback()(processes.curate)
+curate_app.command("apply")(processes.curate_apply)
 audit_app.callback()(processes.audit)
 audit_app.command("apply")(processes.audit_apply)
 app.command()(writes.diff)

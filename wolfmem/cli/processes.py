@@ -20,6 +20,7 @@ from wolfmem.cli.common import (
     print_json,
     require_vault_unless_default,
 )
+from wolfmem.curation.staging import apply_staged as apply_staged_rewrites
 from wolfmem.errors import UsageError
 
 
@@ -42,6 +43,7 @@ def mcp(vault: VaultOption = None) -> None:
 
 
 def curate(
+    ctx: typer.Context,
     day: Annotated[str | None, typer.Option(
         "--date", help="Curate through this finished day, YYYY-MM-DD, up to yesterday (default: all so far).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print a diff per file; write nothing.")] = False,
@@ -50,7 +52,22 @@ def curate(
     as_json: JsonOption = False,
 ) -> None:
     """Curate the knowledge files from the episodes now, through the same job path as the schedule."""
+    if ctx.invoked_subcommand is not None:
+        return
     _run_job("curate", vault, as_json, day=parse_day(day, "--date"), dry_run=dry_run)
+
+
+def curate_apply(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Check again and print each diff; write nothing.")] = False,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Land the rewrites a run staged (over the removal budget), each checked again against the file as it is now."""
+    with open_memory(vault) as memory, errors():
+        result = apply_staged_rewrites(memory, dry_run=dry_run)
+    _show_result(result, as_json)
+    if result["status"] == "partial":
+        raise typer.Exit(1)
 
 
 def audit(

@@ -40,6 +40,7 @@ unrelated to an old one, using only explainable word arithmetic:
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import re
 import unicodedata
@@ -488,3 +489,68 @@ def entity_heading(headings: Sequence[str], name: str) -> str | None:
     exact = [heading for heading in named if entity_key(heading) == wanted]
     candidates = exact or named
     return candidates[0] if len(candidates) == 1 else None
+
+
+# --- carrying and support (curation's evidence rules) -----------------------------------
+
+# A line that carries a fact may leave out this share of the fact's plain words (never a value):
+# "Sarah, my manager, prefers green tea" carries "Sarah prefers tea"; a summary sharing a word does not.
+_CARRY_SLACK = 5  # one plain word in five
+
+
+@functools.lru_cache(maxsize=8192)
+def _reading(fact: str) -> _Reading:
+    """`_read`, remembered: the evidence rules compare one fact against many lines."""
+    return _read(fact)
+
+
+def fact_words(fact: str) -> frozenset[str]:
+    """The stems and value keys `relate` compares: for candidate indexes over many facts."""
+    return _reading(fact).words
+
+
+def carries(line: str, fact: str) -> bool:
+    """Whether `line` says everything `fact` says: a duplicate of it, or the same claim with more detail.
+
+    Every value of the fact (number, date, name) must be in the line, the negation must agree, the
+    roles must not be swapped, and at most one plain word in five may be missing.
+    """
+    if normalise(line) == normalise(fact):
+        return True
+    if Relation.DUPLICATE in (relate(fact, line), relate(line, fact)):
+        return True
+    a, b = _reading(fact), _reading(line)
+    if not a.words or a.negated != b.negated or _roles_swapped(a, b):
+        return False
+    if any(_unmatched(a, b).values()):
+        return False
+    return len(a.plain - b.words) <= len(a.plain) // _CARRY_SLACK
+
+
+def same_subject(new: str, old: str) -> bool:
+    """Whether two facts speak about the same thing: a duplicate or contradiction, or two shared words, one strong."""
+    if relate(new, old) in (Relation.DUPLICATE, Relation.CONTRADICTS):
+        return True
+    shared = _reading(new).words & _reading(old).words
+    return len(shared) >= 2 and bool(shared - _WEAK_STEMS)
+
+
+def backs(evidence: str, new: str, old: str) -> bool:
+    """Whether an evidence line (an episode line, a save, a hand edit) supports `new` replacing `old`.
+
+    The evidence must name the subject the two share (a strong word), hold every value `new`
+    introduces, at least half of its other new words, and agree with `new` on negation when
+    `new` flips it. With nothing new in `new`, the evidence must share two subject words.
+    """
+    a, b, e = _reading(new), _reading(old), _reading(evidence)
+    if a.negated != b.negated and e.negated != a.negated:
+        return False
+    subject = a.words & b.words
+    if not (subject & e.words) - _WEAK_STEMS:
+        return False
+    novel = a.words - b.words
+    if not (novel & (a.numbers | a.times | a.names)) <= e.words:
+        return False
+    if novel:
+        return 2 * len(novel & e.words) >= len(novel)
+    return len(subject & e.words) >= min(2, len(subject))

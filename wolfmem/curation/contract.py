@@ -55,6 +55,7 @@ class CurationRequest:
     episodes: tuple[Episode, ...] = ()
     saves: tuple[SavedFact, ...] = ()
     sections: dict[str, list[str]] = field(default_factory=dict)  # every curated file's ## headings
+    forgotten: tuple[str, ...] = ()  # facts a person asked to forget: never to be added back
 
 
 @dataclass
@@ -100,6 +101,7 @@ class FileOutcome:
     reasons: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
     revision: str = ""
+    archived: list[str] = field(default_factory=list)  # refs of the archive records of the facts that left
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""

@@ -1,16 +1,35 @@
 """The one landing path for curated rewrites, shared by nightly curation, the audit and staged applies.
 
-validate → compare-and-exchange through the writer against the revision the curator read → `.bak`,
-history, provenance and reindex (the writer's job). Nothing lands that validation refuses.
+validate (with the run's evidence and what is protected) → archive every fact that leaves → compare-
+and-exchange through the writer against the revision the curator read → `.bak`, history, provenance
+and reindex (the writer's job). Nothing lands that validation refuses, and nothing leaves a file
+without an archive record: the records are written first, while the file still holds the facts.
+(Should an editor write the file in the instant between, the rewrite is left unlanded and the
+records stay; restoring one of them then reports the fact as already on file.)
+A rewrite over the removal budget comes back "staged", unwritten; its caller keeps it for a person.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import timedelta
+
 from wolfmem.core import markdown
+from wolfmem.core.facts import carries, fact_key
+from wolfmem.core.untrusted import quote_untrusted
+from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import FileOutcome
-from wolfmem.curation.validate import hand_edited_lines, validate
+from wolfmem.curation.evidence import (
+    PROTECTION_DAYS,
+    Departure,
+    Safeguards,
+    evidence_lines,
+)
+from wolfmem.curation.validate import Verdict, hand_edited_lines, quote, validate
 from wolfmem.errors import FileChanged, WolfmemError
 from wolfmem.memory.facade import Memory
+from wolfmem.storage.archive import ArchivedFact, forgotten
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, template_text
 from wolfmem.storage.writer import Cause, Edit
 
@@ -25,21 +44,71 @@ def _title(rel: str, text: str) -> str:
     return markdown.parse(text).title or rel.rsplit("/", 1)[-1].removesuffix(".md").title()
 
 
-def check_rewrite(
-    memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict]
-) -> tuple[FileOutcome, str]:
-    """Validate without writing: ("proposed", repaired text), ("unchanged", old) or ("rejected", old)."""
-    if rel not in CURATED_PATHS:
-        reason = f"{rel} is not one of the five curated files; curation never touches it"
-        return FileOutcome("rejected", [reason]), old_text
-    verdict = validate(
-        old_text, new_text, changes, hand_lines=hand_lines_of(memory, rel, old_text), title=_title(rel, old_text)
+@dataclass(frozen=True)
+class RunEvidence:
+    """What one run knows beyond each file: evidence since the last run, and the facts a person forgot."""
+
+    lines: tuple[str, ...] = ()
+    forgotten: tuple[str, ...] = ()
+    budget: bool = True  # False when a person lands what was staged
+
+
+def forgotten_facts(memory: Memory) -> tuple[str, ...]:
+    """The facts a person asked to forget (and did not restore since), newest first, from the archive."""
+    records = memory.archive.records()
+    gone = forgotten(records)
+    newest_first = {record.key: record.fact for record in reversed(records) if record.key in gone}
+    return tuple(newest_first.values())
+
+
+def run_evidence(memory: Memory, texts: Iterable[str] = (), *, budget: bool = True) -> RunEvidence:
+    """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts."""
+    return RunEvidence(evidence_lines(texts), forgotten_facts(memory), budget)
+
+
+def safeguards(memory: Memory, rel: str, old_text: str, run: RunEvidence) -> Safeguards:
+    """The file's safeguards: the run's evidence plus its own hand edits, and the facts protected from removal."""
+    hand = hand_lines_of(memory, rel, old_text)
+    since = (memory.clock().date() - timedelta(days=PROTECTION_DAYS)).isoformat()
+    recent = {key for key, day in memory.state.first_seen(rel).items() if day >= since}
+    hand_facts = {fact_key(line) for line in evidence_lines(hand)}
+    return Safeguards(
+        evidence=run.lines + evidence_lines(hand),
+        protected=frozenset(recent | hand_facts),
+        forgotten=run.forgotten,
+        move_targets=frozenset(CURATED_PATHS) - {rel},
+        budget=run.budget,
     )
+
+
+def verdict_for(
+    memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence
+) -> Verdict:
+    """Validate one rewrite against the file's safeguards (no I/O beyond reading state)."""
+    if rel not in CURATED_PATHS:
+        return Verdict(False, old_text, [f"{rel} is not one of the five curated files; curation never touches it"])
+    return validate(
+        old_text, new_text, changes, hand_lines=hand_lines_of(memory, rel, old_text), title=_title(rel, old_text),
+        guards=safeguards(memory, rel, old_text, run),
+    )
+
+
+def outcome_of(verdict: Verdict, old_text: str) -> tuple[FileOutcome, str]:
+    """("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old) for a verdict."""
+    if verdict.over_budget:
+        return FileOutcome("staged", verdict.reasons, verdict.changes), verdict.text
     if not verdict.ok:
         return FileOutcome("rejected", verdict.reasons, verdict.changes), old_text
     if verdict.text == old_text:
         return FileOutcome("unchanged", [], verdict.changes), old_text
     return FileOutcome("proposed", verdict.repairs, verdict.changes), verdict.text
+
+
+def check_rewrite(
+    memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence | None = None
+) -> tuple[FileOutcome, str]:
+    """Validate without writing: ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old)."""
+    return outcome_of(verdict_for(memory, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
 
 
 def apply_rewrite(
@@ -51,19 +120,39 @@ def apply_rewrite(
     *,
     base_revision: str,
     cause: Cause = Cause.CURATION,
+    run: RunEvidence | None = None,
 ) -> FileOutcome:
     """Validate a rewrite, then land it through the writer only if the file is still at base_revision."""
-    checked, text = check_rewrite(memory, rel, old_text, new_text, changes)
+    verdict = verdict_for(memory, rel, old_text, new_text, changes, run or RunEvidence())
+    checked, text = outcome_of(verdict, old_text)
     if checked.status != "proposed":
         return checked
+    return land(memory, rel, text, verdict.departures, checked, base_revision=base_revision, cause=cause)
 
-    def land(current: str) -> Edit[None]:
+
+def land(
+    memory: Memory,
+    rel: str,
+    text: str,
+    departures: list[Departure],
+    checked: FileOutcome,
+    *,
+    base_revision: str,
+    cause: Cause,
+) -> FileOutcome:
+    """Archive what leaves, then write a validated text if the file is still at base_revision."""
+    archived: list[str] = []
+
+    def exchange(current: str) -> Edit[None]:
         if content_hash(current.encode("utf-8")) != base_revision:
             raise FileChanged(rel)
+        if departures and not archived:
+            # Before the exchange: a fact is in the archive before it leaves its file, never after.
+            archived.extend(memory.archive.add(_records(memory, rel, departures, cause)))
         return Edit(text)
 
     try:
-        written = memory.writer.edit(rel, land, cause=cause, backup=True)
+        written = memory.writer.edit(rel, exchange, cause=cause, backup=True)
     except FileChanged:
         return FileOutcome(
             "skipped-cas", [f"{rel} changed while the curator was working; left as it is for the next run"],
@@ -71,4 +160,96 @@ def apply_rewrite(
         )
     except WolfmemError as exc:
         return FileOutcome("failed", [f"could not write {rel}: {exc}"], checked.changes)
-    return FileOutcome("written", checked.reasons, checked.changes, written.revision)
+    return FileOutcome("written", checked.reasons, checked.changes, written.revision, archived)
+
+
+def _records(memory: Memory, rel: str, departures: list[Departure], cause: Cause) -> list[ArchivedFact]:
+    day = memory.clock().date().isoformat()
+    # The reason is the model's text: quoted like everything untrusted before it is written anywhere.
+    return [ArchivedFact(d.fact, rel, d.section, day, d.reason, quote_untrusted(d.why), d.into, cause.value)
+            for d in departures]
+
+
+# --- a run's rewrites, landed together -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """One file's proposed rewrite in a run: the text and revision the curator read, and its answer."""
+
+    old_text: str
+    revision: str
+    new_text: str
+    changes: list[dict]
+
+
+def land_all(
+    memory: Memory, rewrites: dict[str, Rewrite], run: RunEvidence, *, dry_run: bool = False,
+    cause: Cause = Cause.CURATION,
+) -> dict[str, tuple[FileOutcome, str]]:
+    """Validate a run's rewrites together, then land them: receivers of moved facts first.
+
+    A fact "moved" to another file leaves only if that file's text after this run carries it:
+    its accepted rewrite, or what it holds now. Landing re-checks against the disk before each
+    file that moves facts out, so a receiver that failed to land keeps its senders unwritten.
+    Returns each file's outcome and text (the repaired rewrite when proposed or staged).
+    """
+    verdicts = {rel: verdict_for(memory, rel, r.old_text, r.new_text, r.changes, run) for rel, r in rewrites.items()}
+    results = {rel: outcome_of(verdict, rewrites[rel].old_text) for rel, verdict in verdicts.items()}
+    settled = False
+    while not settled:  # a refused receiver can refuse its senders, and so on: a fixed point
+        settled = True
+        for rel, (outcome, _) in results.items():
+            if outcome.status not in ("proposed", "staged"):
+                continue
+            missing = _unreceived(verdicts[rel].departures, lambda target: _planned_text(memory, target, results))
+            if missing:
+                results[rel] = (FileOutcome("rejected", missing, outcome.changes), rewrites[rel].old_text)
+                settled = False
+    if dry_run:
+        return results
+    order = sorted(results, key=lambda rel: any(d.reason == "moved" for d in verdicts[rel].departures))
+    for rel in order:
+        outcome, text = results[rel]
+        if outcome.status != "proposed":
+            continue
+        missing = _unreceived(verdicts[rel].departures, lambda target: _disk_text(memory, target))
+        if missing:
+            results[rel] = (FileOutcome("rejected", missing, outcome.changes), rewrites[rel].old_text)
+            continue
+        landed = land(memory, rel, text, verdicts[rel].departures, outcome,
+                      base_revision=rewrites[rel].revision, cause=cause)
+        results[rel] = (landed, text if landed.status == "written" else rewrites[rel].old_text)
+    return results
+
+
+def _planned_text(memory: Memory, rel: str, results: dict[str, tuple[FileOutcome, str]]) -> str:
+    outcome, text = results.get(rel, (None, None))
+    if outcome is not None and outcome.status in ("proposed", "unchanged") and text is not None:
+        return text
+    return _disk_text(memory, rel)
+
+
+def _disk_text(memory: Memory, rel: str) -> str:
+    try:
+        path = memory.vault.resolve(rel)
+        return path.read_text("utf-8") if path.is_file() and not path.is_symlink() else ""
+    except (OSError, UnicodeDecodeError, WolfmemError):
+        return ""
+
+
+def _unreceived(departures: list[Departure], text_of: Callable[[str], str]) -> list[str]:
+    """Reasons for each fact moved to a file whose text does not carry it."""
+    reasons = []
+    receivers: dict[str, WordIndex[str]] = {}
+    for departure in departures:
+        if departure.reason != "moved":
+            continue
+        if departure.into not in receivers:
+            receivers[departure.into] = WordIndex()
+            for fact in markdown.parse(text_of(departure.into)).facts:
+                receivers[departure.into].add(fact.text, fact.text)
+        if receivers[departure.into].carriers(departure.fact, carries, lambda line: line) is None:
+            reasons.append(f"moves {quote(departure.fact)} to {departure.into}, "
+                           "but that file's text after this run does not hold it")
+    return reasons

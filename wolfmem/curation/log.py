@@ -61,8 +61,11 @@ def render_entry(
         lines += [_paragraph(f"{summary} Curator: {curator_label}."), ""]
         for rel, outcome in files.items():
             lines.append(f"### {rel}: {outcome.status}")
-            if outcome.status in ("written", "proposed"):
+            if outcome.status in ("written", "proposed", "staged"):
                 lines += [_change_line(change) for change in outcome.changes] or ["- (no change list)"]
+            if outcome.archived:
+                lines.append(f"- archived {len(outcome.archived)} fact(s) that left the file "
+                             f"(search with sources=['archive']; `wolfmem restore --fact REF` puts one back)")
             lines += [f"- {_item(reason)}" for reason in outcome.reasons]
             lines.append("")
     if conflicts:

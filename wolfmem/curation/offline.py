@@ -14,29 +14,27 @@ other byte of the file stays as it was:
 
 It never reorders, rewords, invents or deletes anything else, and never drops a
 hand-edited line. Its proposals go through the same validation as the LLM's.
+
+Steps 2 and 3 look facts up instead of comparing pairs (a duplicate by the words
+`relate` compares, a section by its heading's words), and step 3 moves every
+unfiled fact in one pass, so a 10,000-line file takes seconds (BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 
-from wolfmem.core import markdown, tokens
-from wolfmem.core.facts import (
-    Relation,
-    entity_heading,
-    entity_key,
-    mentions_entity,
-    normalise,
-    relate,
-)
+from wolfmem.core import markdown
+from wolfmem.core.facts import entity_heading, entity_key, mentions_entity
 from wolfmem.core.markdown import content_lines
+from wolfmem.curation.candidates import DuplicateFinder
 from wolfmem.curation.contract import CurationRequest, FileInput, FileProposal, Proposal
 from wolfmem.memory.saving import UNFILED
 
 _TOP_BULLET = re.compile(r"^- \S")
-_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"\w+")
 
 
 class OfflineCurator:
@@ -204,26 +202,16 @@ def _move_section_body(
 def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[dict]]:
     """Drop later duplicates of a bullet; a hand-written line is the one kept when only one is."""
     lines = _lines(text_)
+    bullets = _simple_bullets(text_)
+    # Each fact meets only the kept facts that share one of its rarest words (candidates.DuplicateFinder).
+    finder = DuplicateFinder([fact.text for _, fact in bullets])
     kept: list[tuple[int, markdown.Fact]] = []
-    by_key: dict[str, int] = {}  # normalised text -> position in kept
-    # (digits, content stem) -> positions in kept. `relate` never calls facts with different
-    # numbers duplicates, and paraphrases share a content word, so only those pairs are compared.
-    by_stem: dict[tuple[frozenset[str], str], set[int]] = defaultdict(set)
     drop: set[int] = set()
     changes = []
-    for index, fact in _simple_bullets(text_):
-        match = by_key.get(normalise(fact.text))
-        digits = frozenset(_DIGITS.findall(fact.text))
-        stems = {(digits, stem) for stem in tokens.content_stems(fact.text)}
+    for index, fact in bullets:
+        match = finder.find(fact.text)
         if match is None:
-            candidates = sorted(set().union(*(by_stem[s] for s in stems)) if stems else set())
-            match = next(
-                (k for k in candidates if relate(fact.text, kept[k][1].text) is Relation.DUPLICATE), None
-            )
-        if match is None:
-            by_key[normalise(fact.text)] = len(kept)
-            for stem in stems:
-                by_stem[stem].add(len(kept))
+            finder.keep(fact.text, len(kept))
             kept.append((index, fact))
             continue
         keep_index, keep_fact = kept[match]
@@ -232,6 +220,7 @@ def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list
             continue  # both written by the person: theirs to merge
         if loser == keep_index:
             kept[match] = (index, fact)
+            finder.keep(fact.text, match)
             keep_fact, fact = fact, keep_fact
         drop.add(loser)
         changes.append(
@@ -265,53 +254,72 @@ def _loser(
 
 
 def _file_unfiled(text_: str) -> tuple[str, list[dict]]:
-    """Move each unfiled fact that names exactly one section's entity into that section."""
-    changes = []
-    moved_any = True
-    skipped: set[str] = set()
-    while moved_any:
-        moved_any = False
-        parsed = markdown.parse(text_)
-        unfiled = markdown.find_section(parsed, UNFILED)
-        if unfiled is None:
-            break
-        targets = [s for s in parsed.sections if markdown.heading_key(s.heading) != markdown.heading_key(UNFILED)]
-        for index, fact in _simple_bullets(text_):
-            if fact.section != unfiled.heading or fact.text in skipped:
-                continue
-            named = [s for s in targets if mentions_entity(s.heading, fact.text)]
-            moved = _move(text_, index, named[0]) if len(named) == 1 else None
-            if moved is None:
-                skipped.add(fact.text)
-                continue
-            text_ = moved
-            changes.append(
+    """Move each unfiled fact that names exactly one section's entity to the end of that section."""
+    moves = _unfiled_moves(text_)
+    for _ in range(3):  # a move that would not read back where it should is left out, and the rest tried again
+        if not moves:
+            return text_, []
+        moved, misplaced = _apply_moves(text_, moves)
+        if not misplaced:
+            changes = [
                 {"kind": "filed", "old": [f"- {fact.text}"], "new": f"- {fact.text}",
-                 "reason": f"filed under '## {named[0].heading}'", "source": ""}
-            )
-            moved_any = True
-            break  # line numbers changed: parse again
-    return text_, changes
+                 "reason": f"filed under '## {target.heading}'", "source": ""}
+                for fact, target in moves.values()
+            ]
+            return moved, changes
+        moves = {index: move for index, move in moves.items() if move[1].heading not in misplaced}
+    return text_, []
 
 
-def _move(text_: str, index: int, target: markdown.Section) -> str | None:
-    """The text with line `index` moved to the end of `target`, or None if it would not read back there."""
+def _unfiled_moves(text_: str) -> dict[int, tuple[markdown.Fact, markdown.Section]]:
+    """Line index -> (fact, target section) for each unfiled fact naming exactly one section's entity."""
+    parsed = markdown.parse(text_)
+    unfiled = markdown.find_section(parsed, UNFILED)
+    if unfiled is None:
+        return {}
+    # A section is a candidate only if the fact holds one of its heading's words: mentions_entity
+    # needs its entity's first word as a whole word, so no true match is skipped.
+    by_word: dict[str, list[int]] = defaultdict(list)
+    targets = [s for s in parsed.sections if markdown.heading_key(s.heading) != markdown.heading_key(UNFILED)]
+    for number, section in enumerate(targets):
+        for word in set(_WORD.findall(section.heading.lower())):
+            by_word[word].append(number)
+    moves = {}
+    for index, fact in _simple_bullets(text_):
+        if fact.section != unfiled.heading:
+            continue
+        candidates = sorted({n for word in set(_WORD.findall(fact.text.lower())) for n in by_word.get(word, ())})
+        named = [targets[n] for n in candidates if mentions_entity(targets[n].heading, fact.text)]
+        if len(named) == 1:
+            moves[index] = (fact, named[0])
+    return moves
+
+
+def _apply_moves(
+    text_: str, moves: dict[int, tuple[markdown.Fact, markdown.Section]]
+) -> tuple[str, set[str]]:
+    """The text with each moved line after its section's last line, and the headings whose facts did not land."""
     lines = _lines(text_)
-    line = lines[index]
-    last = next((n for n in range(target.end, target.line, -1) if lines[n - 1].strip()), target.line)
-    insert_at = last  # 0-based index just after the section's last non-blank line
-    if not line.endswith(("\n", "\r")):
-        line += "\n"
-    if not lines[insert_at - 1].endswith(("\n", "\r")):
-        lines[insert_at - 1] += "\n"
-    moved = lines[:insert_at] + [line] + lines[insert_at:]
-    del moved[index if index < insert_at else index + 1]
-    result = "".join(moved)
-    fact_text = line.strip()[2:].strip()
-    before = sorted(f.text for f in markdown.parse(text_).facts)
-    after = markdown.parse(result).facts
-    landed = any(f.text == fact_text and f.section == target.heading for f in after)
-    return result if landed and sorted(f.text for f in after) == before else None
+    after: dict[int, list[str]] = defaultdict(list)  # 0-based line -> moved lines to put after it
+    for index in sorted(moves):
+        target = moves[index][1]
+        last = next((n for n in range(target.end, target.line, -1) if lines[n - 1].strip()), target.line)
+        line = lines[index] if lines[index].endswith(("\n", "\r")) else lines[index] + "\n"
+        after[last - 1].append(line)
+    out = []
+    for number, line in enumerate(lines):
+        if number in moves:
+            continue
+        out.append(line if number not in after or line.endswith(("\n", "\r")) else line + "\n")
+        out.extend(after.get(number, ()))
+    result = "".join(out)
+    landed = Counter((fact.text, fact.section) for fact in markdown.parse(result).facts)
+    wanted = Counter((fact.text, target.heading) for fact, target in moves.values())
+    misplaced = {heading for (text, heading), n in wanted.items() if landed[(text, heading)] < n}
+    before = sorted(fact.text for fact in markdown.parse(text_).facts)
+    if sorted(fact.text for fact in markdown.parse(result).facts) != before:
+        misplaced |= {target.heading for _, target in moves.values()}
+    return result, misplaced
 
 
 # --- 3. empty sections -------------------------------------------------------------------

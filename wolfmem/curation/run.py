@@ -4,9 +4,13 @@
 `day` that it has not consumed yet (`curation.coverage`: whatever day an entry is
 filed under), in batches within the prompt's episode budget, and the facts saved
 since the last successful run. A run with nothing new makes no curator call.
-Each proposed file goes through `landing.apply_rewrite`, the one
-landing path shared with the monthly audit. The vault lock is held only around
-each write, never during an LLM call.
+The proposed files of a round go through `landing.land_all`, the landing path
+shared with the monthly audit: validated together against the round's evidence
+(its episode lines, saves and hand edits), every fact that leaves archived
+first. A rewrite over the removal budget is staged (`curation.staging`) for
+`wolfmem curate apply`. A curated file that cannot be read (a symlink, a bad
+mode, not UTF-8) is skipped with its reason; the rest of the run goes on. The
+vault lock is held only around each write, never during an LLM call.
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from wolfmem.curation.contract import (
     Episode,
     FileInput,
     FileOutcome,
-    FileProposal,
     Proposal,
     SavedFact,
 )
@@ -40,12 +43,20 @@ from wolfmem.curation.coverage import (
     baseline,
     batches,
 )
-from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
+from wolfmem.curation.evidence import evidence_lines
+from wolfmem.curation.landing import (
+    Rewrite,
+    RunEvidence,
+    forgotten_facts,
+    hand_lines_of,
+    land_all,
+)
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
-from wolfmem.errors import WolfmemError, storage_error
+from wolfmem.curation.staging import StagedRewrite, stage
+from wolfmem.errors import UsageError, WolfmemError, storage_error
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -105,6 +116,8 @@ class _Inputs:
 
 def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
     path = memory.vault.resolve(rel)
+    if path.is_symlink():
+        raise UsageError(f"{rel} is a symbolic link; curation rewrites only regular files, so it is skipped")
     data = path.read_bytes() if path.exists() else b""
     return data, data.decode("utf-8")
 
@@ -140,6 +153,8 @@ def _gather(
             inputs.unreadable[rel] = (
                 f"skipped: {rel} is not UTF-8 text ({exc.reason} at byte {exc.start}); fix it and curation resumes"
             )
+        except WolfmemError as exc:
+            inputs.unreadable[rel] = f"skipped: {exc}; curation resumes once it can be read"
             continue
         inputs.files[rel] = (text, content_hash(data))
     for rel, (text, revision) in inputs.files.items():
@@ -164,7 +179,8 @@ def _request(memory: Memory, day: str, since: str, inputs: _Inputs) -> CurationR
         rel: [section.heading for section in markdown.parse(text).sections]
         for rel, (text, _) in inputs.files.items()
     }
-    return CurationRequest(day, since, files, tuple(inputs.episodes), tuple(inputs.saves), sections)
+    return CurationRequest(day, since, files, tuple(inputs.episodes), tuple(inputs.saves), sections,
+                           forgotten_facts(memory))
 
 
 # --- the run -------------------------------------------------------------------------------
@@ -236,15 +252,14 @@ def _round(
         for rel in inputs.targets:
             facts = markdown.parse(inputs.files[rel][0]).facts
             memory.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day)
+    request = _request(memory, day, since, inputs)
     try:
-        proposal = curator.propose(_request(memory, day, since, inputs))
+        proposal = curator.propose(request)
     except WolfmemError as exc:
         error = str(exc)
         for rel in inputs.targets:
             files[rel] = FileOutcome("failed", [error])
-    for rel, answer in proposal.files.items():
-        if rel in inputs.files:
-            files[rel] = _land(memory, rel, inputs.files[rel], answer, dry_run, diffs)
+    files.update(_land(memory, request, inputs, proposal, dry_run, diffs))
     return files, proposal, error
 
 
@@ -300,28 +315,54 @@ def _combined(before: FileOutcome | None, now: FileOutcome) -> FileOutcome:
 
     status = max(before, now, key=weight).status if weight(before) != weight(now) else now.status
     return FileOutcome(status, before.reasons + now.reasons, before.changes + now.changes,
-                       now.revision or before.revision)
+                       now.revision or before.revision, before.archived + now.archived)
 
 
 def _land(
-    memory: Memory, rel: str, current: tuple[str, str], answer: FileProposal, dry_run: bool, diffs: dict[str, str]
-) -> FileOutcome:
-    """Turn one file's answer into an outcome, writing it unless this is a dry run."""
-    old_text, revision = current
-    if answer.status == "failed":
-        return FileOutcome("failed", [answer.error or "the curator failed on this file"])
-    if answer.status != "rewrite":
-        return FileOutcome("unchanged", [], answer.changes)
-    if not dry_run:
-        return apply_rewrite(memory, rel, old_text, answer.content, answer.changes, base_revision=revision)
-    outcome, new_text = check_rewrite(memory, rel, old_text, answer.content, answer.changes)
-    if outcome.status == "proposed":
-        diffs[rel] = "".join(
-            difflib.unified_diff(
-                old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+    memory: Memory, request: CurationRequest, inputs: _Inputs, proposal: Proposal, dry_run: bool,
+    diffs: dict[str, str],
+) -> dict[str, FileOutcome]:
+    """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
+    outcomes: dict[str, FileOutcome] = {}
+    rewrites: dict[str, Rewrite] = {}
+    for rel, answer in proposal.files.items():
+        if rel not in inputs.files:
+            continue
+        if answer.status == "failed":
+            outcomes[rel] = FileOutcome("failed", [answer.error or "the curator failed on this file"])
+        elif answer.status != "rewrite":
+            outcomes[rel] = FileOutcome("unchanged", [], answer.changes)
+        else:
+            old_text, revision = inputs.files[rel]
+            rewrites[rel] = Rewrite(old_text, revision, answer.content, answer.changes)
+    # What arrived since the last run backs a supersession: episode lines, saves and hand edits.
+    texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
+    texts += [line for item in request.files.values() for line in item.hand_lines]
+    run_evidence = RunEvidence(evidence_lines(texts), request.forgotten)
+    to_stage = []
+    for rel, (outcome, new_text) in land_all(memory, rewrites, run_evidence, dry_run=dry_run).items():
+        old_text, revision = inputs.files[rel]
+        if outcome.status == "staged":
+            to_stage.append(StagedRewrite(rel, request.day, revision, new_text, outcome.changes, outcome.reasons,
+                                          list(run_evidence.lines)))
+            outcome.reasons.append("staged for a person: `wolfmem curate apply --dry-run` shows it, "
+                                   "`wolfmem curate apply` lands it")
+        if dry_run and outcome.status in ("proposed", "staged"):
+            diffs[rel] = "".join(
+                difflib.unified_diff(
+                    old_text.splitlines(keepends=True), new_text.splitlines(keepends=True), f"a/{rel}", f"b/{rel}"
+                )
             )
-        )
-    return outcome
+        outcomes[rel] = outcome
+    if not dry_run:
+        written = [rel for rel, outcome in outcomes.items() if outcome.status == "written"]
+        if to_stage or written:
+            try:
+                stage(memory, to_stage, settled=written)
+            except WolfmemError as exc:
+                for item in to_stage:
+                    outcomes[item.rel].reasons.append(f"could not be staged: {exc}")
+    return outcomes
 
 
 def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) -> str:

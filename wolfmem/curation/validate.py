@@ -9,19 +9,20 @@ mechanical, then rejects the rest. In order:
   `[hand-edited …]`), a missing `# Title`, and front matter the model dropped;
 * structure: not empty, not cut off mid-line, one `# Title`, and every *new*
   fact is a `- ` bullet under a `##` section (old content is left as it was);
-* no unaccounted loss: each old fact is in the new file, or a change names it:
-  `merged`/`superseded` into a line that is in the new file, or `removed` with
-  a reason;
+* duplicated lines are collapsed to the count the old file had, and a new line
+  that brings back a fact the person asked to forget is left out;
+* no unaccounted loss, judged on evidence (`curation.evidence`): each old fact
+  is in the new file, merged into a line that carries it, superseded by a line
+  on the same subject backed by evidence since the last run, moved to another
+  file of the run, or removed as junk with a reason (never a protected fact);
 * hand edits survive: every line a person wrote since wolfmem last wrote the
   file appears verbatim;
 * nothing new is a secret, an instruction or behavioural rule for the agent,
   or carries control characters (NUL, bidi overrides, odd line breaks);
 * the title stays, and hand-edited lines keep their order and stay facts;
-* a merged/superseded line shares a content word with the line it replaces,
-  so a change list cannot launder deletions into an unrelated kept line;
-* size bounds: a rewrite may not balloon (a runaway model), when more than half
-  of the facts go each must be explained, and junk removal alone may not take
-  more than half of a file of four or more facts.
+* size bounds: a rewrite may not balloon (a runaway model), and what leaves a
+  file has a budget per run; a rewrite over it that passes every other check
+  is *staged* (its verdict carries the text and `over_budget`), never landed.
 
 New facts the change list does not declare are not refused; they are added to
 the verdict's change list as undeclared additions, so the curation log shows them.
@@ -31,21 +32,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from wolfmem.core import markdown
-from wolfmem.core import tokens as words
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.untrusted import looks_like_instruction, unsafe_characters
+from wolfmem.curation.evidence import Departure, Safeguards, account, readded
 
-# "filed" (moved to the section it names) is the offline curator's; the LLM uses the first four.
-CHANGE_KINDS = ("merged", "removed", "superseded", "added", "filed")
+# "filed" (moved to the section it names) is the offline curator's; the LLM uses the first five.
+CHANGE_KINDS = ("merged", "removed", "superseded", "added", "moved", "filed")
 QUOTE_CHARS = 80
-MASS_DELETION_MIN_FACTS = 4
 # A nightly rewrite never legitimately grows a file this much; a looping model does.
 MAX_GROWTH_CHARS = 64_000
 
@@ -62,10 +63,12 @@ class Verdict:
     """The outcome of validating one proposed file: the repaired text, or why it was refused."""
 
     ok: bool
-    text: str
+    text: str  # the repaired rewrite when ok or staged; the old text when refused
     reasons: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     changes: list[dict[str, Any]] = field(default_factory=list)
+    departures: list[Departure] = field(default_factory=list)  # every fact that leaves, for the archive
+    over_budget: str = ""  # set when only the removal budget stands in the way: stage it for a person
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -133,6 +136,9 @@ def repair(old_text: str, new_text: str, title: str) -> tuple[str, list[str]]:
     while collapsed and not collapsed[-1]:
         collapsed.pop()
     text = "\n".join(collapsed) + "\n" if collapsed else ""
+    text, copies = _collapse_copies(old_text, text)
+    if copies:
+        repairs.append(f"collapsed {copies} duplicated line(s)")
     old_front = _FRONT_MATTER.match(old_text)
     if text and old_front and not _FRONT_MATTER.match(text):
         text = old_front.group().replace("\r\n", "\n").rstrip("\n") + "\n" + text
@@ -158,8 +164,10 @@ def validate(
     *,
     hand_lines: Iterable[str],
     title: str,
+    guards: Safeguards | None = None,
 ) -> Verdict:
     """Repair then check a proposed rewrite of one curated file; see the module docstring."""
+    guards = guards or Safeguards()
     changes = clean_changes(changes)
     if len(new_text) > 2 * len(old_text) + MAX_GROWTH_CHARS:
         reason = f"the rewrite is {len(new_text)} characters against {len(old_text)}; a runaway reply, not curation"
@@ -167,8 +175,13 @@ def validate(
     text, repairs = repair(old_text, new_text, title)
     if not text.strip() or not markdown.parse(text).facts:
         return Verdict(False, old_text, ["the rewrite is empty (no facts left)"], repairs, changes)
-    old, new = markdown.parse(old_text), markdown.parse(text)
+    old = markdown.parse(old_text)
+    text, forgotten = _without(text, readded(old, markdown.parse(text), guards.forgotten))
+    if forgotten:
+        repairs.append(f"left out {forgotten} line(s) that would bring back a fact the person asked to forget")
+    new = markdown.parse(text)
     hand_lines = list(hand_lines)
+    accounting = account(old, new, changes, guards)
     reasons = [
         *_cut_off(text, set(content_lines(old_text))),
         *_structure(old_text, text, old, new),
@@ -176,11 +189,15 @@ def validate(
         *_hand_edits(text, hand_lines),
         *_hand_order_and_shape(old_text, text, old, new, hand_lines),
         *_secrets_and_rules(old_text, text),
-        *_losses(old, new, changes),
+        *accounting.reasons,
     ]
     if reasons:
         return Verdict(False, old_text, reasons, repairs, changes)
-    return Verdict(True, text, [], repairs, changes + _undeclared_additions(old, new, changes))
+    changes = changes + _undeclared_additions(old, new, changes)
+    if accounting.over_budget:
+        return Verdict(False, text, [accounting.over_budget], repairs, changes, accounting.departures,
+                       accounting.over_budget)
+    return Verdict(True, text, [], repairs, changes, accounting.departures)
 
 
 def _cut_off(raw: str, old_lines: set[str]) -> list[str]:
@@ -281,43 +298,32 @@ def _secrets_and_rules(old_text: str, text: str) -> list[str]:
     return reasons
 
 
-def _losses(old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[dict[str, Any]]) -> list[str]:
-    """No unaccounted loss, and the size bound on large deletions."""
-    kept = {normalise(fact.text) for fact in new.facts}
-    covered: dict[str, str] = {}  # normalised old fact -> the kind of change that explains it
-    for change in changes:
-        kind = change["kind"]
-        if kind == "removed" and not change["reason"]:
-            continue
-        if kind in ("merged", "superseded") and normalise(change["new"]) not in kept:
-            continue
-        for line in change["old"]:
-            if kind in ("merged", "superseded") and not _related(line, change["new"]):
-                continue  # "merged" into an unrelated line would launder a deletion
-            covered.setdefault(normalise(line), kind)
-    dropped = [fact for fact in old.facts if normalise(fact.text) not in kept]
-    reasons = []
-    unexplained = [fact for fact in dropped if normalise(fact.text) not in covered]
-    for fact in unexplained[:5]:
-        reasons.append(f"drops a fact the change list does not account for: {quote(fact.text)}")
-    if len(unexplained) > 5:
-        reasons.append(f"…and {len(unexplained) - 5} more unaccounted facts")
-    total = len(old.facts)
-    junk = sum(1 for fact in dropped if covered.get(normalise(fact.text)) == "removed")
-    if total >= MASS_DELETION_MIN_FACTS and junk * 2 > total:
-        reasons.append(
-            f"mass deletion: {junk} of {total} facts removed as junk in one run; "
-            "wolfmem never does that unattended — delete them by hand if you mean it"
-        )
-    elif unexplained and len(dropped) * 2 > total:
-        reasons.append(f"drops {len(dropped)} of {total} facts without explaining each")
-    return reasons
+def _simple_bullet(lines: list[str], index: int) -> bool:
+    """A one-line top-level `- ` bullet: removing it cannot change how the lines around it read."""
+    following = lines[index + 1] if index + 1 < len(lines) else ""
+    return lines[index].startswith("- ") and (not following.strip() or following.startswith(("- ", "#")))
 
 
-def _related(old: str, new: str) -> bool:
-    """Whether a replaced line and its replacement share a content word (or either has none)."""
-    old_stems, new_stems = set(words.content_stems(old)), set(words.content_stems(new))
-    return not old_stems or not new_stems or bool(old_stems & new_stems)
+def _without(text: str, facts: Iterable[markdown.Fact]) -> tuple[str, int]:
+    """The text without the lines of these facts that are simple bullets (the others stay, and face the checks)."""
+    parts = _LINE_BREAK.split(text)  # the lines as the parser numbers them, with their breaks between
+    pieces = re.split(f"({_LINE_BREAK.pattern})", text)
+    drop = {fact.line - 1 for fact in facts if _simple_bullet(parts, fact.line - 1)}
+    kept = [piece for i, piece in enumerate(pieces) if i // 2 not in drop]
+    return "".join(kept), len(drop)
+
+
+def _collapse_copies(old_text: str, text: str) -> tuple[str, int]:
+    """Drop bullet lines repeating a fact more often than the old file did (a model that doubled lines)."""
+    allowed = Counter(normalise(fact.text) for fact in markdown.parse(old_text).facts)
+    seen: Counter[str] = Counter()
+    copies = []
+    for fact in markdown.parse(text).facts:
+        key = normalise(fact.text)
+        seen[key] += 1
+        if seen[key] > max(allowed[key], 1):
+            copies.append(fact)
+    return _without(text, copies)
 
 
 def _undeclared_additions(

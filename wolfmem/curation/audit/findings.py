@@ -5,15 +5,17 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
-from wolfmem.core import markdown, tokens
+from wolfmem.core import markdown
 from wolfmem.core.credentials import find_secret
-from wolfmem.core.facts import Relation, fact_key, normalise, relate
+from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
+from wolfmem.curation.candidates import DuplicateFinder
 
 UNTOUCHED_DAYS = 90
 
@@ -82,21 +84,15 @@ def mechanical_findings(rel: str, file_text: str, first_seen: dict[str, str], to
 
 def _duplicates(rel: str, parsed: markdown.ParsedFile, raw: dict[int, str]) -> list[Finding]:
     found = []
-    seen: list[markdown.Fact] = []
-    by_stem: dict[str, set[int]] = defaultdict(set)
-    for fact in parsed.facts:
-        stems = set(tokens.content_stems(fact.text))
-        # Only facts sharing a content word can be paraphrases; this keeps the pairs few.
-        candidates = sorted(set().union(*(by_stem[s] for s in stems))) if stems else []
-        for k in candidates:
-            other = seen[k]
-            if normalise(fact.text) == normalise(other.text) or relate(fact.text, other.text) is Relation.DUPLICATE:
-                pair = [raw.get(other.line, other.text), raw.get(fact.line, fact.text)]
-                found.append(Finding("duplicate", rel, pair, "these lines say the same thing"))
-                break
-        for stem in stems:
-            by_stem[stem].add(len(seen))
-        seen.append(fact)
+    # Each fact meets only the earlier facts that could be its duplicate (candidates.DuplicateFinder).
+    finder = DuplicateFinder([fact.text for fact in parsed.facts])
+    for number, fact in enumerate(parsed.facts):
+        match = finder.find(fact.text)
+        if match is not None:
+            other = parsed.facts[match]
+            pair = [raw.get(other.line, other.text), raw.get(fact.line, fact.text)]
+            found.append(Finding("duplicate", rel, pair, "these lines say the same thing"))
+        finder.keep(fact.text, number)
     return found
 
 def _past_date(fact: str, today: date) -> date | None:
@@ -160,7 +156,8 @@ def edit(file_text: str, old: list[str], new: str) -> str | None:
 
 def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | None:
     """The validate-form change for a finding's action, or None for report-only."""
-    reason = f"audit ({item.kind}): {item.explanation}" if item.explanation else f"audit: {item.kind}"
+    # The reason travels into the archive and the report: quoted like everything else the model wrote.
+    reason = f"audit ({item.kind}): {safe_text(item.explanation)}" if item.explanation else f"audit: {item.kind}"
     if item.action == "remove":
         return {"kind": "removed", "old": old, "new": "", "reason": reason, "source": ""}
     if item.action == "replace" and item.new:
@@ -168,6 +165,23 @@ def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | Non
         kind = "merged" if len(old) > 1 else "superseded"
         return {"kind": kind, "old": old, "new": new, "reason": reason, "source": ", ".join(item.evidence)}
     return None
+
+WITHHELD_REF = "[a ref outside the vault, withheld]"
+_REF_TOKEN = re.compile(r"[^\s,;()\[\]<>\"']+")
+
+
+def confine_refs(evidence: list[str], inside: Callable[[str], bool]) -> list[str]:
+    """Evidence with every ref that names no file inside the vault withheld ("first seen …" stays).
+
+    A token is a ref when it holds a slash or names a markdown file; `inside` says whether it
+    resolves to a file in the vault (no `..`, no absolute path, no symlink out).
+    """
+    out = []
+    for item in evidence:
+        refs = [token for token in _REF_TOKEN.findall(item) if "/" in token or "\\" in token or token.endswith(".md")]
+        out.append(item if all(inside(ref) for ref in refs) else WITHHELD_REF)
+    return out
+
 
 def fact_lines(body: str) -> set[str]:
     """The raw (right-stripped) lines of a file that hold facts."""

@@ -78,11 +78,44 @@ def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
                 lines.append(f"- Proposed: {finding.change['kind']}" + (f" → {quote_line(new)}" if new else ""))
             lines.append(f"- Outcome: {finding.outcome}"
                          + (" (" + "; ".join(safe_text(r) for r in finding.reasons) + ")" if finding.reasons else ""))
-    data = json.dumps({"meta": meta, "findings": [asdict(f) for f in findings]}, indent=1, ensure_ascii=False)
+    data = json.dumps({"meta": _meta_data(meta), "findings": [_finding_data(f) for f in findings]}, indent=1,
+                      ensure_ascii=False)
     # An HTML comment may not contain "--"; JSON allows the escape inside strings, where it can only occur.
     data = data.replace("--", "-\\u002d")
     lines += ["", f"{_DATA_OPEN}\n{data}\n-->"]
     return "\n".join(lines) + "\n"
+
+def _meta_data(meta: dict[str, Any]) -> dict[str, Any]:
+    """The run's facts for the data block, with the text a model or a server wrote quoted."""
+    data = dict(meta)
+    for key in ("summary", "applied_summary"):
+        if isinstance(data.get(key), str):
+            data[key] = safe_text(data[key])
+    data["model_summaries"] = [safe_text(str(text)) for text in data.get("model_summaries") or []]
+    data["errors"] = {str(rel): safe_text(str(error)) for rel, error in (data.get("errors") or {}).items()}
+    return data
+
+
+def _finding_data(finding: Finding) -> dict[str, Any]:
+    """A finding for the data block: a staged change verbatim (`audit apply` needs it), all other text quoted.
+
+    A staged change quotes no secret and no instruction: the audit refuses to stage one that would.
+    """
+    data = asdict(finding)
+    data["detail"] = safe_text(finding.detail)
+    data["evidence"] = [safe_text(item) for item in finding.evidence]
+    data["reasons"] = [safe_text(reason) for reason in finding.reasons]
+    change = dict(finding.change) if finding.change else None
+    if change is not None:
+        change["reason"], change["source"] = safe_text(str(change.get("reason", ""))), safe_text(str(change.get("source", "")))
+    if finding.outcome != "staged":
+        data["lines"] = [safe_text(line) for line in finding.lines]
+        if change is not None:
+            change["old"] = [safe_text(str(line)) for line in change.get("old") or []]
+            change["new"] = safe_text(str(change.get("new", "")))
+    data["change"] = change
+    return data
+
 
 def load_report(report: str, rel: str) -> tuple[dict[str, Any], list[Finding]]:
     match = _DATA_BLOCK.search(report)

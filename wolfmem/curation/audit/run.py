@@ -3,12 +3,16 @@
 `run_audit(memory, config, "2026-10", now)` audits each curated file against the month's episodes and
 curation logs. Findings go to `consolidated/audit-2026-10.md` with their evidence and proposed change.
 A proposed change is line-level (remove lines, or replace them with one line) and lands through
-`curate.apply_rewrite` — the same validation, compare-and-swap and `.bak` as curation — so an audit can
-never delete a hand edit or drop a fact without saying why.
+`landing.apply_rewrite` — the same evidence-checking validation (the month's episodes, saves and hand
+edits are its evidence), removal budget, archive, compare-and-swap, history and `.bak` as curation —
+so an audit can never delete a hand edit or a recent save, launder a merge, or drop a fact the
+archive does not keep. Evidence refs that leave the vault are withheld, and the report quotes
+everything the model wrote through the untrusted-text rules.
 
 With `audit.apply = false` the changes are only staged in the report; `wolfmem audit apply` lands them
 later. Each staged change carries a hash of the lines it touches, and one whose lines have changed since
-is marked stale instead of applied. With no LLM configured the audit reports mechanical findings only
+is marked stale instead of applied, and every staged change is validated again when it lands (the
+removal budget lifted: a person asked for it). With no LLM configured the audit reports mechanical findings only
 (duplicates, empty sections, past dates marked upcoming, sections untouched for 90 days) and changes
 nothing.
 """
@@ -17,16 +21,19 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import date, datetime
 from typing import Any
 
 from wolfmem.config import Config
 from wolfmem.core import markdown
+from wolfmem.core.facts import fact_key
+from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
 from wolfmem.curation.audit.auditors import Auditor, LLMAuditor
 from wolfmem.curation.audit.findings import (
     Finding,
+    confine_refs,
     count_outcomes,
     edit,
     line_hash,
@@ -44,8 +51,14 @@ from wolfmem.curation.audit.report import (
     write_report,
 )
 from wolfmem.curation.contract import FileInput
-from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
-from wolfmem.errors import LLMError, UsageError
+from wolfmem.curation.landing import (
+    RunEvidence,
+    apply_rewrite,
+    check_rewrite,
+    hand_lines_of,
+    run_evidence,
+)
+from wolfmem.errors import LLMError, UsageError, WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
 from wolfmem.storage.writer import Cause
@@ -103,10 +116,13 @@ def run_audit(
                     usage[key] = usage.get(key, 0) + value
                 if answer.summary:
                     summaries.append(f"{rel}: {safe_text(answer.summary)}")
-                findings += matched(rel, body, answer.items)
+                items = [replace(item, evidence=confine_refs(item.evidence, lambda ref: _in_vault(memory, ref)))
+                         for item in answer.items]
+                findings += matched(rel, body, items)
         finally:
             auditor.close()
-        _land_all(memory, files, [f for f in findings if f.change is not None], apply)
+        run = _month_evidence(memory, evidence, files, month)
+        _land_all(memory, files, [f for f in findings if f.change is not None], apply, run)
     audited = sum(1 for body, _ in files.values() if markdown.parse(body).facts) if auditor else 0
     status = "ok" if not errors else "failed" if len(errors) >= audited else "partial"
     counts = count_outcomes(findings)
@@ -122,13 +138,37 @@ def run_audit(
 def _read_files(memory: Memory) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
-        path = memory.vault.resolve(rel)
         try:
+            path = memory.vault.resolve(rel)
+            if path.is_symlink():
+                raise UsageError(f"{rel} is a symbolic link; the audit rewrites only regular files")
             data = path.read_bytes() if path.exists() else b""
             files[rel] = (data.decode("utf-8"), content_hash(data))
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, WolfmemError) as exc:
             log.warning("audit skipped %s: %s", rel, exc)
     return files
+
+
+def _in_vault(memory: Memory, ref: str) -> bool:
+    """Whether a ref names a file inside the vault (a symlink out of it, `..` or an absolute path do not)."""
+    rel = ref.removeprefix("file:").split("#", 1)[0]
+    try:
+        return memory.vault.resolve(rel).is_file()
+    except (OSError, WolfmemError):
+        return False
+
+
+def _month_evidence(
+    memory: Memory, evidence: prompting.Evidence, files: dict[str, tuple[str, str]], month: str, *, budget: bool = True
+) -> RunEvidence:
+    """What backs a supersession in an audit: the month's episodes, the facts first seen in it, and hand edits."""
+    texts = [text for _, text in evidence.episodes]
+    for rel, (body, _) in files.items():
+        first_seen = memory.state.first_seen(rel)
+        texts += [fact.text for fact in markdown.parse(body).facts
+                  if first_seen.get(fact_key(fact.text), "").startswith(month)]
+        texts += list(hand_lines_of(memory, rel, body))
+    return run_evidence(memory, texts, budget=budget)
 
 
 def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
@@ -147,22 +187,35 @@ def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
     return prompting.Evidence(month, today.isoformat(), tuple(episodes), tuple(logs))
 
 
-def _land_all(memory: Memory, files: dict[str, tuple[str, str]], changed: list[Finding], apply: bool) -> None:
+def _land_all(
+    memory: Memory, files: dict[str, tuple[str, str]], changed: list[Finding], apply: bool, run: RunEvidence
+) -> None:
     """Check each change alone, then land (or stage) the good ones file by file."""
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in changed:
         by_file[finding.file].append(finding)
     for rel, group in by_file.items():
         body, revision = files[rel]
-        good = [f for f in group if _check_alone(memory, rel, body, f)]
+        good = [f for f in group if _check_alone(memory, rel, body, f, run) and _quotable(f)]
         if not apply:
             for finding in good:
                 finding.outcome = "staged"
             continue
-        _land_file(memory, rel, body, revision, good)
+        _land_file(memory, rel, body, revision, good, run)
 
 
-def _check_alone(memory: Memory, rel: str, body: str, finding: Finding) -> bool:
+def _quotable(finding: Finding) -> bool:
+    """A change kept in the report verbatim (to apply later) may quote no secret and no instruction."""
+    assert finding.change is not None
+    verbatim = [*finding.change["old"], finding.change["new"]]
+    if any(text and quote_untrusted(text, len(text) + 1) != " ".join(text.split()) for text in verbatim):
+        finding.outcome = "rejected"
+        finding.reasons = ["it quotes a line that looks like a secret or an instruction; change that line by hand"]
+        return False
+    return True
+
+
+def _check_alone(memory: Memory, rel: str, body: str, finding: Finding, run: RunEvidence) -> bool:
     """Validate one change on its own, so one bad change does not sink the others."""
 
     assert finding.change is not None
@@ -170,18 +223,22 @@ def _check_alone(memory: Memory, rel: str, body: str, finding: Finding) -> bool:
     if candidate is None:
         finding.outcome, finding.reasons = "stale", ["its lines are no longer in the file"]
         return False
-    outcome, _ = check_rewrite(memory, rel, body, candidate, [finding.change])
+    outcome, _ = check_rewrite(memory, rel, body, candidate, [finding.change], run)
     if outcome.status == "rejected":
         finding.outcome, finding.reasons = "rejected", outcome.reasons
         return False
     if outcome.status == "unchanged":
         finding.outcome = "reported"
         return False
-    return True
+    return True  # "proposed", or "staged" (over the removal budget): the file's combined rewrite decides
 
 
-def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Finding]) -> None:
-    """Combine a file's checked changes into one rewrite and land it through curation's path."""
+def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Finding], run: RunEvidence) -> None:
+    """Combine a file's checked changes into one rewrite and land it through curation's path.
+
+    Changes join the rewrite in the model's order while it stays within the removal budget; the
+    rest are staged for `wolfmem audit apply`, which lands them after a person has looked.
+    """
 
     new_text, changes, landing = body, [], []
     for finding in good:
@@ -190,12 +247,18 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
         if candidate is None:
             finding.outcome, finding.reasons = "rejected", ["overlaps another change to the same lines"]
             continue
+        together, _ = check_rewrite(memory, rel, body, candidate, [*changes, finding.change], run)
+        if together.status in ("staged", "rejected"):
+            finding.outcome, finding.reasons = together.status, together.reasons
+            if together.status == "staged":
+                finding.reasons = [*together.reasons, "`wolfmem audit apply` lands it after a person has looked"]
+            continue
         new_text = candidate
         changes.append(finding.change)
         landing.append(finding)
     if not landing:
         return
-    outcome = apply_rewrite(memory, rel, body, new_text, changes, base_revision=revision, cause=Cause.AUDIT)
+    outcome = apply_rewrite(memory, rel, body, new_text, changes, base_revision=revision, cause=Cause.AUDIT, run=run)
     for finding in landing:
         if outcome.status == "written":
             finding.outcome = "applied"
@@ -213,13 +276,24 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
         raise UsageError(f"there is no audit report for {month} ({rel}){hint}")
     meta, findings = load_report(path.read_text("utf-8"), rel)
     staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
+
+    def inside(ref: str) -> bool:
+        return _in_vault(memory, ref)
+
     for finding in staged:
         if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
             # The report is a file in the vault: someone may have edited its data block.
             finding.outcome, finding.reasons = "rejected", ["the staged change is malformed; not applied"]
             finding.change = finding.change if _well_formed(finding.change) else None
+        else:
+            finding.evidence = confine_refs(finding.evidence, inside)
+            finding.change["source"] = ", ".join(confine_refs(str(finding.change.get("source") or "").split(", "),
+                                                              inside))
+            _quotable(finding)
     staged_ok = [f for f in staged if f.outcome == "staged"]
     files = _read_files(memory)
+    # Checked again as it lands, against this month's evidence; the person lifts only the budget.
+    run = _month_evidence(memory, _evidence(memory, month, memory.clock().date()), files, month, budget=False)
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in staged_ok:
         by_file[finding.file].append(finding)
@@ -230,9 +304,9 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
             current = [locate_exact(body, line) for line in finding.change["old"]]  # type: ignore[index]
             if None in current or line_hash([c for c in current if c]) != finding.hash:
                 finding.outcome, finding.reasons = "stale", ["its lines changed since the audit; not applied"]
-            elif _check_alone(memory, file_rel, body, finding):
+            elif _check_alone(memory, file_rel, body, finding, run):
                 fresh.append(finding)
-        _land_file(memory, file_rel, body, revision, fresh)
+        _land_file(memory, file_rel, body, revision, fresh, run)
     counts = count_outcomes(staged)
     summary = (f"{counts.get('applied', 0)} applied, {counts.get('stale', 0)} stale, "
                f"{counts.get('rejected', 0)} rejected of {len(staged)} staged change(s)")

@@ -282,7 +282,7 @@ def bench_writers(root: Path, env: dict[str, str], writers: int, each: int) -> f
 
 
 def bench_dedup() -> tuple[float, float, int]:
-    """Precision and recall of facts.relate on DEDUP_PAIRS, DUPLICATE being the positive class."""
+    """Precision and recall of compare.relate on DEDUP_PAIRS, DUPLICATE being the positive class."""
     from bench_dedup import relate_merges, score
     from dedup_pairs import DEDUP_PAIRS
 

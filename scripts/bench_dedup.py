@@ -1,4 +1,4 @@
-"""Measure fact dedup on the labelled pairs: `facts.relate` alone, and save-time through Memory.save.
+"""Measure fact dedup on the labelled pairs: `compare.relate` alone, and save-time through Memory.save.
 
     .venv/bin/python scripts/bench_dedup.py            # relate and save-time, both pair sets
     .venv/bin/python scripts/bench_dedup.py --relate   # relate only (instant)
@@ -26,7 +26,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from dedup_pairs import DEDUP_HELDOUT, DEDUP_PAIRS  # noqa: E402
 
 from wolfmem import Config, Memory  # noqa: E402
-from wolfmem.core.facts import Relation, relate  # noqa: E402
+from wolfmem.core.compare import Relation
+from wolfmem.core.facts import relate  # noqa: E402
 
 Pair = tuple[str, str, Relation]
 
@@ -86,7 +87,7 @@ def save_merges(work: Path) -> Callable[[str, str], bool]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--relate", action="store_true", help="only facts.relate, no saves")
+    parser.add_argument("--relate", action="store_true", help="only compare.relate, no saves")
     args = parser.parse_args()
     print("| pairs | n | paraphrases | precision | recall | false merges |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -1,8 +1,8 @@
-"""Labelled fact pairs for `facts.relate`, shared by tests and the dedup benchmark."""
+"""Labelled fact pairs for `compare.relate`, shared by tests and the dedup benchmark."""
 
 from __future__ import annotations
 
-from wolfmem.core.facts import Relation
+from wolfmem.core.compare import Relation
 
 DUP = Relation.DUPLICATE
 CON = Relation.CONTRADICTS

@@ -17,7 +17,8 @@ import jsonschema
 import pytest
 
 from wolfmem import Memory
-from wolfmem.core.facts import carries, fact_key
+from wolfmem.core.compare import carries
+from wolfmem.core.facts import fact_key
 from wolfmem.core.markdown import parse
 from wolfmem.curation.audit.prompting import SCHEMA
 from wolfmem.curation.audit.run import apply_staged, run_audit

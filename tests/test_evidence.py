@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem.core.facts import Relation, backs, carries, normalise, relate, same_subject
+from wolfmem.core.compare import Relation, backs, carries, relate, same_subject
+from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import parse
 from wolfmem.curation.candidates import DuplicateFinder, WordIndex
 from wolfmem.curation.evidence import (

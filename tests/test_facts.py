@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 from dedup_pairs import DEDUP_HELDOUT, DEDUP_PAIRS
 
-from wolfmem.core.facts import (
-    MAX_FACT_CHARS,
-    Relation,
-    clean_fact,
-    count_sentences,
-    entity_heading,
-    mentions_entity,
-    normalise,
-    relate,
-)
+from wolfmem.core.compare import Relation, relate
+from wolfmem.core.entities import entity_heading, mentions_entity
+from wolfmem.core.facts import MAX_FACT_CHARS, clean_fact, count_sentences, normalise
 from wolfmem.errors import InvalidFact, SecretRefused
 
 CLEAN_OK: list[tuple[str, str]] = [

@@ -88,7 +88,7 @@ def test_tokens_with_gaps_keep_the_punctuation_between() -> None:
 
 
 def _orders(fact: str) -> frozenset[wording.Order]:
-    """value_orders with every capitalised word (and number) as a value, as facts.relate marks them."""
+    """value_orders with every capitalised word (and number) as a value, as compare.relate marks them."""
     tokens = []
     for word, gap in wording.tokens_with_gaps(fact):
         shown = re.search(rf"\b{re.escape(word)}\b", fact, re.IGNORECASE)

@@ -1,6 +1,6 @@
 """How two wordings of one claim may differ, for fact dedup (pure; no I/O).
 
-`facts.relate` reads each fact into stems and values; this module holds the rules that let
+`compare.relate` reads each fact into stems and values; this module holds the rules that let
 paraphrases read alike without letting a changed value through:
 
 * **Word forms.** Stems are Porter2 (Snowball English) stems of the word's base form: Porter2

@@ -3,7 +3,7 @@
 Curation compares facts pairwise in three places: the offline curator and the audit look for
 duplicates, and validation looks for the line that carries a dropped fact or the evidence that backs
 a newer one. Comparing every pair is quadratic: 400 similar lines took 13 s. Both indexes here key
-lines on the words `facts.relate` compares, so a fact meets only lines holding the words a match
+lines on the words `compare.relate` compares, so a fact meets only lines holding the words a match
 would need.
 """
 
@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Generic, TypeVar, cast
 
 from wolfmem.core import wording
-from wolfmem.core.facts import Relation, fact_words, normalise, relate
+from wolfmem.core.compare import Relation, fact_words, relate
+from wolfmem.core.facts import normalise
 
 T = TypeVar("T")
 # At most this many candidates are read per query: a pathological file (thousands of lines built

@@ -5,7 +5,7 @@ Each fact that leaves must be explained by one of these, checked with the save p
 value-aware rules (names, numbers, dates, negation):
 
 * an exact copy stays in the file: nothing is lost (duplicated lines collapsed);
-* merged into a line of the new file that *carries* it (`facts.carries`: a duplicate of it, or the
+* merged into a line of the new file that *carries* it (`compare.carries`: a duplicate of it, or the
   same claim with more detail), whether or not the change list says so;
 * superseded by a line of the new file about the same subject (`facts.same_subject`) and *backed*
   (`facts.backs`) by evidence that arrived since the last run: an episode line, a save, a hand edit;
@@ -28,14 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wolfmem.core import markdown
-from wolfmem.core.facts import (
-    backs,
-    carries,
-    fact_key,
-    fact_words,
-    normalise,
-    same_subject,
-)
+from wolfmem.core.compare import backs, carries, fact_words, same_subject
+from wolfmem.core.facts import fact_key, normalise
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.storage.archive import Reason
 

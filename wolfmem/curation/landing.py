@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from wolfmem.core import markdown
-from wolfmem.core.facts import carries, fact_key
+from wolfmem.core.compare import carries
+from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import FileOutcome

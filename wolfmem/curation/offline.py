@@ -27,7 +27,7 @@ import time
 from collections import Counter, defaultdict
 
 from wolfmem.core import markdown
-from wolfmem.core.facts import entity_heading, entity_key, mentions_entity
+from wolfmem.core.entities import entity_heading, entity_key, mentions_entity
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.candidates import DuplicateFinder
 from wolfmem.curation.contract import CurationRequest, FileInput, FileProposal, Proposal

@@ -11,17 +11,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from wolfmem.core import markdown
+from wolfmem.core.compare import Relation, relate
 from wolfmem.core.credentials import find_secret
-from wolfmem.core.facts import (
-    Relation,
-    clean_fact,
-    entity_heading,
-    fact_key,
-    is_blank,
-    mentions_entity,
-    relate,
-    text_problem,
-)
+from wolfmem.core.entities import entity_heading, mentions_entity
+from wolfmem.core.facts import clean_fact, fact_key, is_blank, text_problem
 from wolfmem.errors import InvalidFact, StorageError, UsageError
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query

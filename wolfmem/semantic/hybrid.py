@@ -45,7 +45,7 @@ QUERY_TIMEOUT = 2.0
 SAVE_TIMEOUT = 2.0
 # After a failed request, searches do not ask again for this long (no timeout paid per search).
 BACKOFF_SECONDS = 30.0
-# Curated facts nearest to a new one that dedup also checks with facts.relate.
+# Curated facts nearest to a new one that dedup also checks with compare.relate.
 SIMILAR = 5
 _QUERY_CACHE = 256
 
@@ -135,7 +135,7 @@ class Hybrid:
 
     # -- dedup and saves ----------------------------------------------------------
     def similar(self, sentence: str) -> list[IndexHit]:
-        """The curated facts nearest to a sentence, for dedup to check with facts.relate; [] without a vector."""
+        """The curated facts nearest to a sentence, for dedup to check with compare.relate; [] without a vector."""
         vector = self._vector(sentence, "document")
         if vector is None:
             return []

@@ -1,0 +1,342 @@
+"""Comparing two facts: duplicate, contradiction, or unrelated; and whether one line carries another (pure).
+
+`relate(new, old)` decides whether a new fact repeats, contradicts, or is
+unrelated to an old one, using only explainable word arithmetic:
+
+* Each fact is read into stemmed content words (stop words, subject words such
+  as "user", and light words such as "via"/"through"/"go" dropped; a few
+  synonyms folded: deploy/ship/release, prefer/like/favor, manager/boss) and
+  *values*: numbers (ordinals folded, so "3rd" == "3"; versions and dates kept
+  whole), month and weekday names, capitalised names that are not the first
+  word (a capital anywhere counts: "macOS"; so do acronyms that spell a stop
+  word: "US", "IT"), and whether the fact is negated (not, no, never, n't),
+  and what: the word after each negation.
+  Word forms, light verbs and the word orders that keep every value's role are
+  in `wording` ("wrote" is "write", "works on" is "is on", "uses A and B" is
+  "uses B and A", "the X key for Y" is "the Y X key", "leader" is "leads").
+* A value is *unmatched* if the other fact lacks it.  A capitalised first word
+  counts as a name only opposite an unmatched name ("Sarah is my manager" vs
+  "My manager is Susan"), since most first words are not names.  A name counts as present
+  if the other fact has that word anywhere, so "Sarah is my manager" and
+  "My manager is Sarah" agree.
+* DUPLICATE: the normalised texts are equal, or no value is unmatched, the
+  negation agrees, and the word sets are equal.  A word on one side only is
+  either a detail that merging would lose ("runs on port 8080" / "... in prod")
+  or a word swapped for another ("light" / "dark" mode, "before" / "after",
+  "likes" / "dislikes"), so it is never a duplicate, however long the fact.
+* The same names or numbers in another order are another claim ("Sarah reports
+  to Bob" vs "Bob reports to Sarah"): CONTRADICTS, never DUPLICATE.
+* CONTRADICTS: both facts carry an unmatched value of the same kind (a name
+  against an identifier such as "1Password" counts as one kind), or one is
+  negated and the other is not (or they negate different words), and with the
+  differing values removed the remaining words overlap >= 0.6 and still share
+  a real topic: two words, or one non-generic word ("manager") when exactly one
+  value was swapped.
+* UNRELATED: everything else, including refinements ("Prefers dark mode" vs
+  "Prefers dark mode in VS Code").  When in doubt the answer is never
+  DUPLICATE, because a false merge loses the user's words.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from dataclasses import dataclass, replace
+
+from wolfmem.core import tokens, wording
+from wolfmem.core.facts import CANONICAL_CHARS, LIST_MARKER, normalise
+
+
+class Relation(enum.Enum):
+    """How a new fact relates to an existing one."""
+
+    DUPLICATE = "duplicate"
+    CONTRADICTS = "contradicts"
+    UNRELATED = "unrelated"
+
+
+_NEGATIONS = frozenset(
+    "not no never cannot nobody nothing neither nor dont doesnt didnt isnt wont cant".split()
+)
+# Subject and glue words that do not change a claim ("User prefers X" == "I prefer X").
+_LIGHT_TOKENS = frozenset(
+    "user users via through thru using go goes going went gone happen happens happened".split()
+)
+_CONTRADICTION_OVERLAP = 0.6
+_stem = wording.stem  # Porter2 of the base form: 'wrote' -> 'write', 'focused' -> 'focus'
+
+
+_SYNONYMS = {
+    _stem(word): _stem(canonical)
+    for canonical, words in {
+        "deploy": ["ship", "release"],
+        "prefer": ["like", "favor", "favour", "favorite", "favourite"],
+        "manager": ["boss"],
+    }.items()
+    for word in words
+}
+# Verbs too generic to make two facts "about the same thing" on their own.
+_WEAK_STEMS = frozenset(
+    _stem(w) for w in "use prefer have know work want need love make get".split()
+)
+_MONTHS = {
+    **{m: m for m in "january february march april june july august september "
+       "october november december".split()},
+    "jan": "january", "feb": "february", "apr": "april", "jun": "june", "jul": "july",
+    "aug": "august", "sep": "september", "sept": "september", "oct": "october",
+    "nov": "november", "dec": "december",
+}
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_RAW_WORD = re.compile(r"\w+(?:[.\-'\u2019]\w+)*")
+_SENTENCE_START = re.compile(r"[.!?]\s*$")
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One fact broken into plain content stems and comparable values."""
+
+    plain: frozenset[str]
+    numbers: frozenset[str]
+    times: frozenset[str]
+    names: frozenset[str]
+    negated: bool
+    lead: frozenset[str] = frozenset()  # a capitalised first word: maybe a name ("Sarah is ...")
+    # Numbers (n:), dates (t:) and capitalised words (w:) in each order the fact may be read in.
+    orders: frozenset[wording.Order] = frozenset()
+    negates: frozenset[str] = frozenset()  # the word after each "not": what is negated
+
+    @property
+    def words(self) -> frozenset[str]:
+        """Every stem and value key, for overlap and name matching."""
+        return self.plain | self.numbers | self.times | self.names
+
+
+def _number_key(token: str) -> str:
+    """Comparable form of a token holding a digit: '3rd' -> '3', 'v1.2' -> '1.2'."""
+    ordinal = _ORDINAL.match(token)
+    if ordinal:
+        return ordinal.group(1)
+    return token[1:] if token[:1] == "v" and token[1:2].isdigit() else token
+
+
+def _capitalised_words(fact: str) -> tuple[set[str], set[str], set[str]]:
+    """Lowercased capitalised words: those not first in a sentence ('May' included), first ones, acronyms."""
+    found: set[str] = set()
+    leading: set[str] = set()
+    acronyms: set[str] = set()
+    shouting = fact == fact.upper()
+    for match in _RAW_WORD.finditer(fact):
+        word = match.group()
+        at_start = not fact[: match.start()].strip() or _SENTENCE_START.search(
+            fact[: match.start()]
+        )
+        if any(ch.isupper() for ch in word) and word != "I":  # "macOS" and "iOS" are names too
+            (leading if at_start else found).update(tokens.tokens(word))
+        if len(word) >= 2 and word.isupper() and not shouting:
+            acronyms.update(tokens.tokens(word))  # "US", "IT": a name, though "us" and "it" are stop words
+    return found, leading, acronyms
+
+
+def _read(fact: str) -> _Reading:
+    """Split a fact into plain stems and values (see the module docstring)."""
+    fact = LIST_MARKER.sub("", fact.translate(CANONICAL_CHARS).strip(), count=1)
+    fact = _THOUSANDS.sub("", fact)
+    capitalised, leading, acronyms = _capitalised_words(fact)
+    plain: set[str] = set()
+    numbers: set[str] = set()
+    times: set[str] = set()
+    names: set[str] = set()
+    lead: set[str] = set()
+    stream = wording.tokens_with_gaps(fact)
+    values: list[str | None] = [None] * len(stream)  # each token's value key, for word order
+    negated = False
+    negates: set[str] = set()
+    after_negation = False
+    for i, (token, _gap) in enumerate(stream):
+        following = stream[i + 1][0] if i + 1 < len(stream) else None
+        key = None  # what this token adds: a value key, or a plain stem
+        negated_now = token in _NEGATIONS or token.endswith("n't")
+        if negated_now:
+            negated = after_negation = True
+        elif any(ch.isdigit() for ch in token):
+            numbers.add(_number_key(token))
+            # An identifier such as "S3" or "1Password" stands where a name would, so it is ordered with them.
+            kind = "w:" if any(ch.isalpha() for ch in _number_key(token)) else "n:"
+            key = values[i] = kind + _number_key(token)
+        elif token in _WEEKDAYS or token[:-1] in _WEEKDAYS or (token in _MONTHS and token != "may"):
+            day = token[:-1] if token[:-1] in _WEEKDAYS else token  # "on Fridays" names the day too
+            times.add(_MONTHS.get(day, day))
+            key = values[i] = "t:" + _MONTHS.get(day, day)
+        elif token == "may" and "may" in capitalised:
+            times.add("may")
+            key = values[i] = "t:may"
+        elif (token in tokens.STOP_WORDS and token not in acronyms) or token == "may":
+            continue
+        elif token in capitalised or token in acronyms:
+            names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
+            key = values[i] = "w:" + _stem(token)
+        elif token not in _LIGHT_TOKENS and not wording.is_light(token, following):
+            key = _SYNONYMS.get(_stem(token), _stem(token))
+            plain.add(key)
+            if token in leading:
+                lead.add(key)
+                values[i] = "w:" + key
+        if after_negation and not negated_now:
+            # "Likes coffee but not tea" negates tea, not coffee; a light word counts here too.
+            negates.add(key or _stem(token))
+            after_negation = False
+    read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values)]
+    return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
+                    frozenset(names), negated, frozenset(lead), wording.value_orders(read),
+                    frozenset(negates))
+
+
+def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    """|a ∩ b| / |a ∪ b|, zero for two empty sets."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def _unmatched(a: _Reading, b: _Reading) -> dict[str, frozenset[str]]:
+    """Values of `a` that `b` lacks, by kind; a name only needs to appear somewhere in `b`."""
+    return {
+        "numbers": a.numbers - b.numbers,
+        "times": a.times - b.times,
+        "names": a.names - b.words,
+    }
+
+
+def _roles_swapped(a: _Reading, b: _Reading) -> bool:
+    """The same names (or numbers) in another order: a different claim, never a duplicate.
+
+    Each kind is compared on its own, so "June 3rd" and "3 June" are still the same date, and
+    each fact may be read in the orders `wording.value_orders` allows (lists, compounds).
+    """
+    for kind in ("n:", "t:", "w:"):
+        mine, theirs = wording.project(a.orders, kind), wording.project(b.orders, kind)
+        values = wording.values(mine)
+        if len(values) >= 2 and values == wording.values(theirs) and not mine & theirs:
+            return True
+    return False
+
+
+def _fold_agent_nouns(reading: _Reading, other: _Reading) -> _Reading:
+    """`reading` with each agent noun the other fact has as a verb read as that verb ('leader' -> 'lead')."""
+    plain = frozenset(wording.agent_base(stem, other.plain) for stem in reading.plain)
+    if plain == reading.plain:
+        return reading
+    lead = frozenset(wording.agent_base(stem, other.plain) for stem in reading.lead)
+    return replace(reading, plain=plain, lead=lead)
+
+
+def _identifier_swapped(only_a: dict[str, frozenset[str]], only_b: dict[str, frozenset[str]]) -> bool:
+    """A name against an identifier holding a digit ('Bitwarden' / '1Password'): values of one kind."""
+    for mine, theirs in ((only_a, only_b), (only_b, only_a)):
+        if mine["names"] and any(any(ch.isalpha() for ch in value) for value in theirs["numbers"]):
+            return True
+    return False
+
+
+def relate(new: str, old: str) -> Relation:
+    """Decide whether `new` duplicates, contradicts, or is unrelated to `old`."""
+    if normalise(new) == normalise(old):
+        return Relation.DUPLICATE
+    a, b = _read(new), _read(old)
+    a, b = _fold_agent_nouns(a, b), _fold_agent_nouns(b, a)
+    only_a, only_b = _unmatched(a, b), _unmatched(b, a)
+    # A sentence's first word may be a name too ("Sarah is my manager"); it only counts as the value
+    # swapped for the other fact's unmatched name, never as a difference on its own.
+    for mine, theirs, reading, other in ((only_a, only_b, a, b), (only_b, only_a, b, a)):
+        if theirs["names"] and not mine["names"]:
+            mine["names"] = reading.lead - other.words
+    differing = frozenset().union(*only_a.values(), *only_b.values())
+    # "Likes coffee but not tea" / "Likes tea but not coffee": both negated, but not the same thing.
+    negation_flip = a.negated != b.negated or a.negates != b.negates
+    if not differing and not negation_flip:
+        if _roles_swapped(a, b):
+            return Relation.CONTRADICTS  # "Sarah reports to Bob" / "Bob reports to Sarah"
+        # A word on one side only is a detail that merging would drop, or a word swapped for
+        # another (light / dark, before / after): the paraphrase rules above absorb the rest.
+        same = a.words and a.words == b.words
+        return Relation.DUPLICATE if same else Relation.UNRELATED
+    clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]
+    if not clashing and _identifier_swapped(only_a, only_b):
+        clashing = ["names"]
+    if not clashing and not negation_flip:
+        return Relation.UNRELATED  # one side only adds detail: a refinement
+    topic_a, topic_b = a.words - differing, b.words - differing
+    shared = topic_a & topic_b
+    strong = shared - _WEAK_STEMS
+    single_swap = len(differing) <= 2 and len(clashing) + negation_flip == 1
+    same_topic = _jaccard(topic_a, topic_b) >= _CONTRADICTION_OVERLAP
+    if same_topic and strong and (len(shared) >= 2 or single_swap):
+        return Relation.CONTRADICTS
+    return Relation.UNRELATED
+
+
+# --- carrying and support (curation's evidence rules) -----------------------------------
+
+# A line that carries a fact may leave out this share of the fact's plain words (never a value):
+# "Sarah, my manager, prefers green tea" carries "Sarah prefers tea"; a summary sharing a word does not.
+_CARRY_SLACK = 5  # one plain word in five
+
+
+@functools.lru_cache(maxsize=8192)
+def _reading(fact: str) -> _Reading:
+    """`_read`, remembered: the evidence rules compare one fact against many lines."""
+    return _read(fact)
+
+
+def fact_words(fact: str) -> frozenset[str]:
+    """The stems and value keys `relate` compares: for candidate indexes over many facts."""
+    return _reading(fact).words
+
+
+def carries(line: str, fact: str) -> bool:
+    """Whether `line` says everything `fact` says: a duplicate of it, or the same claim with more detail.
+
+    Every value of the fact (number, date, name) must be in the line, the negation must agree, the
+    roles must not be swapped, and at most one plain word in five may be missing.
+    """
+    if normalise(line) == normalise(fact):
+        return True
+    if Relation.DUPLICATE in (relate(fact, line), relate(line, fact)):
+        return True
+    a, b = _reading(fact), _reading(line)
+    if not a.words or a.negated != b.negated or _roles_swapped(a, b):
+        return False
+    if any(_unmatched(a, b).values()):
+        return False
+    return len(a.plain - b.words) <= len(a.plain) // _CARRY_SLACK
+
+
+def same_subject(new: str, old: str) -> bool:
+    """Whether two facts speak about the same thing: a duplicate or contradiction, or two shared words, one strong."""
+    if relate(new, old) in (Relation.DUPLICATE, Relation.CONTRADICTS):
+        return True
+    shared = _reading(new).words & _reading(old).words
+    return len(shared) >= 2 and bool(shared - _WEAK_STEMS)
+
+
+def backs(evidence: str, new: str, old: str) -> bool:
+    """Whether an evidence line (an episode line, a save, a hand edit) supports `new` replacing `old`.
+
+    The evidence must name the subject the two share (a strong word), hold every value `new`
+    introduces, at least half of its other new words, and agree with `new` on negation when
+    `new` flips it. With nothing new in `new`, the evidence must share two subject words.
+    """
+    a, b, e = _reading(new), _reading(old), _reading(evidence)
+    if a.negated != b.negated and e.negated != a.negated:
+        return False
+    subject = a.words & b.words
+    if not (subject & e.words) - _WEAK_STEMS:
+        return False
+    novel = a.words - b.words
+    if not (novel & (a.numbers | a.times | a.names)) <= e.words:
+        return False
+    if novel:
+        return 2 * len(novel & e.words) >= len(novel)
+    return len(subject & e.words) >= min(2, len(subject))

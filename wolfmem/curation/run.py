@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import logging
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from datetime import date, timedelta
 from typing import Any
 
@@ -37,7 +37,6 @@ from wolfmem.curation.contract import (
 from wolfmem.curation.coverage import (
     Coverage,
     CoverageFile,
-    Entry,
     EpisodeLog,
     as_episodes,
     baseline,
@@ -54,6 +53,17 @@ from wolfmem.curation.landing import (
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
+from wolfmem.curation.outcome import (
+    JOB,
+    SUCCESS,
+    CurationResult,
+    RoundInputs,
+    Tally,
+    record_run,
+    run_status,
+    summarise,
+    whole,
+)
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import UsageError, WolfmemError, storage_error
@@ -66,30 +76,6 @@ from wolfmem.storage.vault import (
 
 log = logging.getLogger(__name__)
 
-JOB = "curate"
-SUCCESS = ("landed", "noop", "partial")
-
-
-@dataclass
-class CurationResult:
-    """The outcome of one run: landed, noop, partial, failed or dry-run, with per-file detail."""
-
-    status: str
-    day: str
-    summary: str
-    files: dict[str, FileOutcome] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=dict)
-    diffs: dict[str, str] = field(default_factory=dict)
-    log_path: str | None = None
-    entries: int = 0  # episode entries given to the curator
-    batches: int = 0  # curator rounds: entries past the prompt's episode budget wait for the next round
-    left: int = 0  # entries not consumed because a round failed (or a dry run shows only the first)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form."""
-        data = asdict(self)
-        data["files"] = {rel: outcome.to_dict() for rel, outcome in self.files.items()}
-        return data
 
 
 def make_curator(config: Config) -> Curator:
@@ -103,15 +89,6 @@ def make_curator(config: Config) -> Curator:
 
 
 # --- gathering the inputs ----------------------------------------------------------------
-
-
-@dataclass
-class _Inputs:
-    files: dict[str, tuple[str, str]]  # rel -> (text, revision) of every readable curated file
-    unreadable: dict[str, str]
-    episodes: list[Episode]
-    saves: list[SavedFact]
-    targets: list[str]
 
 
 def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
@@ -140,9 +117,9 @@ def _read_logs(memory: Memory) -> tuple[list[EpisodeLog], list[str]]:
 
 def _gather(
     memory: Memory, day: str, since: str, seen_files: dict[str, str], episodes: tuple[Episode, ...], saves: bool
-) -> _Inputs:
+) -> RoundInputs:
     """Read the curated files (and the saves when asked); decide which files need the curator."""
-    inputs = _Inputs({}, {}, list(episodes), [], [])
+    inputs = RoundInputs({}, {}, list(episodes), [], [])
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
@@ -170,7 +147,7 @@ def _gather(
     return inputs
 
 
-def _request(memory: Memory, day: str, since: str, inputs: _Inputs) -> CurationRequest:
+def _request(memory: Memory, day: str, since: str, inputs: RoundInputs) -> CurationRequest:
     files = {}
     for rel in inputs.targets:
         text, _ = inputs.files[rel]
@@ -200,7 +177,7 @@ def run(
     since_s = since.isoformat() if since else coverage.through or (day - timedelta(days=1)).isoformat()
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
-    tally = _Tally()
+    tally = Tally()
     for number, batch in enumerate(rounds):
         inputs = _gather(memory, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
         files, proposal, error = _round(memory, curator, day_s, since_s, inputs, dry_run, result.diffs)
@@ -208,18 +185,18 @@ def run(
         if dry_run:
             break
         coverage = replace(coverage, files=_seen_files(coverage.files, inputs, files))
-        settled = _status(files, inputs.targets, dry_run) in SUCCESS
+        settled = run_status(files, inputs.targets, dry_run) in SUCCESS
         if settled:
             coverage = coverage.consume(batch, day_s, logs, present)
-            tally.settled += _whole(batch)
+            tally.settled += whole(batch)
         store.write(coverage)
         if not settled:
             break
     result.files, result.usage = tally.files, tally.usage
-    result.status = _status(result.files, sorted(tally.targets), dry_run)
+    result.status = run_status(result.files, sorted(tally.targets), dry_run)
     result.entries, result.batches = tally.entries, tally.rounds
-    result.left = sum(_whole(batch) for batch in rounds) - (tally.entries if dry_run else tally.settled)
-    result.summary = _summary(curator, result, tally, since_s)
+    result.left = sum(whole(batch) for batch in rounds) - (tally.entries if dry_run else tally.settled)
+    result.summary = summarise(curator, result, tally, since_s)
     if dry_run:
         return result
     conflicts = memory.vault.conflict_copies()
@@ -228,7 +205,7 @@ def run(
         result.log_path = append_log(memory.writer, day, entry)
     except (OSError, WolfmemError) as exc:
         log.warning("the curation log could not be written: %s", exc)
-    _record(memory, result, coverage, since_s, started_at, started, tally, curator)
+    record_run(memory, result, coverage, since_s, started_at, started, tally, curator)
     return result
 
 
@@ -239,7 +216,7 @@ def _first_coverage(previous: dict[str, Any], since: date | None, logs: list[Epi
 
 
 def _round(
-    memory: Memory, curator: Curator, day: str, since: str, inputs: _Inputs, dry_run: bool, diffs: dict[str, str]
+    memory: Memory, curator: Curator, day: str, since: str, inputs: RoundInputs, dry_run: bool, diffs: dict[str, str]
 ) -> tuple[dict[str, FileOutcome], Proposal, str]:
     """One curator call over the files that need it, and what became of each file."""
     files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
@@ -263,63 +240,8 @@ def _round(
     return files, proposal, error
 
 
-@dataclass
-class _Tally:
-    """What the rounds of one run add up to."""
-
-    files: dict[str, FileOutcome] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=dict)
-    targets: set[str] = field(default_factory=set)
-    logs: set[str] = field(default_factory=set)
-    saves: int = 0
-    entries: int = 0
-    requests: int = 0
-    seconds: float = 0.0
-    errors: list[str] = field(default_factory=list)
-    rounds: int = 0  # rounds that carried episode entries
-    settled: int = 0  # entries consumed
-
-    def add(
-        self, inputs: _Inputs, files: dict[str, FileOutcome], proposal: Proposal, error: str, batch: list[Entry]
-    ) -> None:
-        """Count one round in."""
-        for rel, outcome in files.items():
-            self.files[rel] = _combined(self.files.get(rel), outcome)
-        for key, value in proposal.usage.items():
-            self.usage[key] = self.usage.get(key, 0) + value
-        self.targets.update(inputs.targets)
-        self.logs.update(episode.rel for episode in inputs.episodes)
-        self.saves += len(inputs.saves)
-        self.entries += _whole(batch)
-        self.requests += proposal.requests
-        self.seconds += proposal.seconds
-        self.errors += [error] if error else []
-        self.rounds += 1 if batch else 0
-
-
-def _whole(batch: list[Entry]) -> int:
-    """How many entries a batch completes (an entry cut in pieces counts with its last piece)."""
-    return sum(1 for entry in batch if entry.last_piece)
-
-
-_BAD = ("rejected", "failed", "skipped-cas")
-
-
-def _combined(before: FileOutcome | None, now: FileOutcome) -> FileOutcome:
-    """One file's outcome over several rounds: a failure outweighs a write, and a write outweighs no change."""
-    if before is None:
-        return now
-
-    def weight(outcome: FileOutcome) -> int:
-        return 2 if outcome.status in _BAD else 0 if outcome.status in ("unchanged", "skipped") else 1
-
-    status = max(before, now, key=weight).status if weight(before) != weight(now) else now.status
-    return FileOutcome(status, before.reasons + now.reasons, before.changes + now.changes,
-                       now.revision or before.revision, before.archived + now.archived)
-
-
 def _land(
-    memory: Memory, request: CurationRequest, inputs: _Inputs, proposal: Proposal, dry_run: bool,
+    memory: Memory, request: CurationRequest, inputs: RoundInputs, proposal: Proposal, dry_run: bool,
     diffs: dict[str, str],
 ) -> dict[str, FileOutcome]:
     """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
@@ -365,73 +287,7 @@ def _land(
     return outcomes
 
 
-def _status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) -> str:
-    if dry_run:
-        return "dry-run"
-    states = [outcome.status for outcome in files.values()]
-    # A file skipped as unreadable counts as not done: the run is retried, and covers it once readable.
-    bad = [s for s in states if s in ("rejected", "failed", "skipped-cas", "skipped")]
-    if not bad:
-        return "landed" if "written" in states else "noop"
-    if len(bad) == len(states) and "skipped-cas" not in bad:
-        return "failed"
-    return "partial"
-
-
-def _summary(curator: Curator, result: CurationResult, tally: _Tally, since: str) -> str:
-    """One paragraph for the log and `wolfmem status`."""
-    covered = f"after {since} through {result.day}"
-    if not tally.targets and not any(o.status == "failed" for o in result.files.values()):
-        return f"No-op: nothing new {covered} (no episodes, saves or hand edits); the curator was not called."
-    counts: dict[str, int] = {}
-    for outcome in result.files.values():
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
-    tally_text = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
-    sources = (f"{result.entries} episode entries from {len(tally.logs)} episode log(s) "
-               f"and {tally.saves} new save(s)")
-    rounds = f" in {result.batches} rounds" if result.batches > 1 else ""
-    left = f"; {result.left} entries are left for the next run" if result.left else ""
-    return (f"{curator.label} looked at {len(tally.targets)} file(s) {covered}, from {sources}{rounds}: "
-            f"{tally_text}{left}.")
-
-
-def _record(
-    memory: Memory,
-    result: CurationResult,
-    coverage: Coverage,
-    since: str,
-    started_at: Any,
-    started: float,
-    tally: _Tally,
-    curator: Curator,
-) -> None:
-    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage)."""
-    record = {
-        "job": JOB,
-        "status": result.status,
-        "day": result.day,
-        "since": since,
-        "started_at": started_at.isoformat(),
-        "finished_at": memory.clock().isoformat(),
-        "duration_seconds": round(time.monotonic() - started, 3),
-        "curator_seconds": tally.seconds,
-        "curator": curator.label,
-        "requests": tally.requests,
-        "usage": result.usage,
-        "files": {rel: {"status": o.status, "reasons": o.reasons, "changes": len(o.changes)}
-                  for rel, o in result.files.items()},
-        "summary": result.summary,
-        "error": "; ".join(tally.errors),
-        "log_path": result.log_path,
-        "entries": result.entries,
-        "batches": result.batches,
-        "left": result.left,
-        "last_success_day": coverage.through,
-    }
-    memory.state.put_run_record(JOB, record)
-
-
-def _seen_files(before: dict[str, str], inputs: _Inputs, files: dict[str, FileOutcome]) -> dict[str, str]:
+def _seen_files(before: dict[str, str], inputs: RoundInputs, files: dict[str, FileOutcome]) -> dict[str, str]:
     """Each curated file's revision as curation last saw or wrote it; an unsettled file is looked at again."""
     revisions = dict(before)
     for rel, (_, revision) in inputs.files.items():

@@ -214,7 +214,7 @@ def _curation_rewrite_keeping_everything(memory: Memory) -> None:
 
 
 def test_the_write_module_is_the_only_writer_of_vault_files() -> None:
-    package = Path(__file__).resolve().parents[1] / "wolfmem"
+    package = Path(__file__).resolve().parents[2] / "wolfmem"
     writers = {"storage/exchange.py", "storage/writer.py"}
     offenders = []
     for source in package.rglob("*.py"):

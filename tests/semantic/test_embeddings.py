@@ -20,7 +20,7 @@ from wolfmem.semantic.dense import DenseView
 from wolfmem.semantic.fusion import fuse, neighbour_scores, normalise
 from wolfmem.semantic.store import VectorSpaceMismatch, VectorStore
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def settings(server: FakeEmbed, **extra) -> EmbeddingSettings:

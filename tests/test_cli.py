@@ -399,7 +399,7 @@ def test_shell_completion_installs_and_completes(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("wolfmem")
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
     # From a bash prompt, as a person types it: typer detects the shell from the parent process.
-    installed = subprocess.run(["bash", "-c", f"'{exe}' --install-completion"], capture_output=True, text=True,
+    installed = subprocess.run(["bash", "-c", f"'{exe}' --install-completion; status=$?; exit $status"], capture_output=True, text=True,
                                env=env, timeout=60)
     assert installed.returncode == 0, installed.stderr
     script = tmp_path / ".bash_completions" / "wolfmem.sh"

@@ -44,6 +44,22 @@ class OutsideVault(UsageError):
         self.path = str(path)
 
 
+class LinkOutside(OutsideVault):
+    """A path in the vault leads through a symlink to a place outside it; wolfmem never follows such a link."""
+
+    def __init__(self, path: str, link: str, target: str) -> None:
+        where = "is a symlink" if link == path else f"leads through the symlink {link}"
+        UsageError.__init__(
+            self,
+            f"refused: {path} {where} to a place outside the vault, and wolfmem never follows a link "
+            "out of the vault — move what it points to into the vault, or remove the link "
+            "(`wolfmem status` lists such links)",
+        )
+        self.path = path
+        self.link = link
+        self.target = target
+
+
 class NotAVault(UsageError):
     """A command that needs an existing vault was pointed at a folder that is not one."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,8 @@ def collect(memory: Memory) -> dict[str, Any]:
     data["jobs"] = JobRunner(memory, config).status(memory.clock())
     # The last curation's machine-readable record: timings, token usage, each file's outcome.
     data["last_curation"] = memory.state.run_record("curate")
+    # Links out of the vault are never followed; listing them tells a person who made one on purpose why.
+    data["ignored_links"] = [asdict(link) for link in memory.vault.escaping_links()]
     return data
 
 
@@ -65,4 +68,6 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"curates:  {jobs['lease']}")
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
+    for link in data.get("ignored_links") or []:
+        lines.append(f"ignored link (it leads outside the vault, so it is never followed): {link['rel']} -> {link['target']}")
     return "\n".join(lines)

@@ -33,7 +33,7 @@ from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
-from wolfmem.errors import WolfmemError
+from wolfmem.errors import OutsideVault, WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -90,8 +90,7 @@ class _Inputs:
 
 
 def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
-    path = memory.vault.resolve(rel)
-    data = path.read_bytes() if path.exists() else b""
+    data = memory.vault.read_or_empty(rel)
     return data, data.decode("utf-8")
 
 
@@ -101,21 +100,20 @@ def _gather(memory: Memory, day: str, since: str, previous: dict[str, Any]) -> _
     for rel in CURATED_PATHS:
         try:
             data, text = _read(memory, rel)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, OutsideVault) as exc:
             inputs.unreadable[rel] = f"cannot read {rel} as UTF-8 text ({exc}); fix it and curation resumes"
             continue
         inputs.files[rel] = (text, content_hash(data))
     seen_episodes = previous.get("episodes", {})
-    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
-        rel = memory.vault.rel(path)
+    for rel in memory.vault.names("episodes", "*.md"):
         when = episode_date(rel)
         if when is None or not since <= when <= day:
             continue
         try:
-            data = path.read_bytes()
+            data = memory.vault.read_bytes(rel)
             text = data.decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            log.warning("skipped episode %s: not readable as UTF-8", rel)
+        except (OSError, UnicodeDecodeError, OutsideVault) as exc:
+            log.warning("skipped episode %s: not readable as UTF-8 text (%s)", rel, exc)
             continue
         revision = content_hash(data)
         inputs.episode_revisions[rel] = revision

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from wolfmem.errors import OutsideVault
 from wolfmem.storage.exchange import atomic_write
 from wolfmem.storage.writer import Cause, VaultWriter
 
@@ -93,7 +94,7 @@ class LeaseFile:
     def read(self) -> Lease | None:
         """The current lease, or None when there is none or it cannot be read (then it is up for grabs)."""
         try:
-            data = json.loads(self.path.read_text("utf-8"))
+            data = json.loads(self.writer.vault.read_bytes(LEASE_REL))
             done = data.get("done") or {}
             return Lease(
                 machine=str(data["machine"]),
@@ -102,7 +103,7 @@ class LeaseFile:
             )
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, OutsideVault, ValueError, KeyError, TypeError, AttributeError) as exc:
             log.warning("ignoring unreadable lease file %s (%s); this machine may take the lease", self.path, exc)
             return None
 

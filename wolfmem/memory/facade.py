@@ -14,7 +14,7 @@ from typing import Any
 
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
-from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
+from wolfmem.errors import IndexUnavailable, OutsideVault, UsageError, WolfmemError
 from wolfmem.memory import memory_map
 from wolfmem.memory.episodes import log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
@@ -192,8 +192,8 @@ class Memory:
 
     def _headings(self, rel: str) -> list[str]:
         try:
-            text = (self.vault.root / rel).read_text("utf-8", errors="replace")
-        except OSError:
+            text = self.vault.read_bytes(rel).decode("utf-8", errors="replace")
+        except (OSError, OutsideVault):
             return []
         return [section.heading for section in markdown.parse(text).sections]
 

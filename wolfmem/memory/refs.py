@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import has_lone_surrogate
-from wolfmem.errors import NotFound, UsageError
+from wolfmem.errors import NotFound, UsageError, storage_error
 from wolfmem.storage.vault import Vault, content_hash
 
 MAX_LINES = 400
@@ -69,12 +69,12 @@ def read_ref(vault: Vault, ref: str) -> Excerpt:
     if not rel.endswith(".md"):
         raise UsageError(f"{rel} is not a markdown note; memory_get reads the vault's .md files")
     try:
-        data = path.read_bytes()
+        data = vault.read_bytes(rel)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(f"no file {rel} in the vault; use memory_search or memory_map to find refs") from None
     except OSError as exc:
         if exc.errno != errno.ENAMETOOLONG:
-            raise
+            raise storage_error(exc, "read", rel) from None
         raise NotFound(f"no file {rel[:80]}… in the vault; its name is too long") from None
     text = data.decode("utf-8", errors="replace")
     lines = markdown.split_lines(text)

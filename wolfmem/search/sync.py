@@ -12,6 +12,7 @@ from pathlib import Path
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.errors import OutsideVault
 from wolfmem.search.index import FactDoc, FactIndex
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
@@ -203,13 +204,11 @@ class Syncer:
         report: SyncReport,
     ) -> ManifestEntry | None:
         """Read one file; queue its facts if its content changed. None when it vanished."""
-        path = self.vault.root / rel
         stat = None
         try:
-            stat = path.stat()
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
+            data, stat = self.vault.read_file(rel)
+        except (FileNotFoundError, OutsideVault):
+            return None  # gone, or swapped for a link out of the vault since the scan: never indexed
         except OSError as exc:
             log.warning("skipped %s: cannot read it (%s)", rel, exc)
             report.skipped[rel] = f"cannot read: {exc.strerror or exc}"

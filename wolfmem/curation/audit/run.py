@@ -33,7 +33,7 @@ from wolfmem.curation.audit import prompting
 from wolfmem.curation.contract import FileInput
 from wolfmem.curation.landing import apply_rewrite, check_rewrite, hand_lines_of
 from wolfmem.curation.prompting import annotate
-from wolfmem.errors import LLMError, UsageError
+from wolfmem.errors import LLMError, OutsideVault, UsageError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
 from wolfmem.storage.writer import Cause
@@ -252,28 +252,27 @@ def run_audit(
 def _read_files(memory: Memory) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
-        path = memory.vault.resolve(rel)
         try:
-            data = path.read_bytes() if path.exists() else b""
+            data = memory.vault.read_or_empty(rel)
             files[rel] = (data.decode("utf-8"), content_hash(data))
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, OutsideVault) as exc:
             log.warning("audit skipped %s: %s", rel, exc)
     return files
 
 
 def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
     episodes = []
-    for path in sorted(memory.vault.episodes_dir.glob(f"{month}-*.md")):
-        day = episode_date(memory.vault.rel(path))
+    for rel, data in memory.vault.notes("episodes", f"{month}-*.md"):
+        day = episode_date(rel)
         if day and day.startswith(month):
-            episodes.append((memory.vault.rel(path), path.read_text("utf-8", errors="replace")))
+            episodes.append((rel, data.decode("utf-8", errors="replace")))
     logs = []
-    for path in sorted(memory.vault.consolidated_dir.glob("*-W*.md")):
-        if path.name.startswith(("digest-", "audit-")):
+    for rel, data in memory.vault.notes("consolidated", "*-W*.md"):
+        if rel.startswith(("consolidated/digest-", "consolidated/audit-")):
             continue
-        section = prompting.curation_sections(path.read_text("utf-8", errors="replace"), month)
+        section = prompting.curation_sections(data.decode("utf-8", errors="replace"), month)
         if section:
-            logs.append((memory.vault.rel(path), section))
+            logs.append((rel, section))
     return prompting.Evidence(month, today.isoformat(), tuple(episodes), tuple(logs))
 
 
@@ -378,12 +377,13 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
 def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
     """Apply the changes a staged audit report proposes; a change whose lines changed since is marked stale."""
     rel = report_rel(month)
-    path = memory.vault.resolve(rel)
-    if not path.exists():
-        others = sorted(p.name for p in memory.vault.consolidated_dir.glob("audit-*.md"))
+    try:
+        report = memory.vault.read_bytes(rel).decode("utf-8")
+    except FileNotFoundError:
+        others = [name.rsplit("/", 1)[-1] for name in memory.vault.names("consolidated", "audit-*.md")]
         hint = f"; audit reports here: {', '.join(others)}" if others else "; run `wolfmem audit --now` first"
-        raise UsageError(f"there is no audit report for {month} ({rel}){hint}")
-    meta, findings = _load_report(path.read_text("utf-8"), rel)
+        raise UsageError(f"there is no audit report for {month} ({rel}){hint}") from None
+    meta, findings = _load_report(report, rel)
     staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
     for finding in staged:
         if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
@@ -436,9 +436,9 @@ def locate_exact(file_text: str, line: str) -> str | None:
 def latest_report_month(memory: Memory) -> str | None:
     """The month of the newest audit report in the vault, if any."""
     months = sorted(
-        path.stem.removeprefix("audit-")
-        for path in memory.vault.consolidated_dir.glob("audit-*.md")
-        if _MONTH.match(path.stem.removeprefix("audit-"))
+        month
+        for rel in memory.vault.names("consolidated", "audit-*.md")
+        if _MONTH.match(month := rel.removeprefix("consolidated/audit-").removesuffix(".md"))
     )
     return months[-1] if months else None
 
@@ -453,10 +453,9 @@ def report_rel(month: str) -> str:
 def _check_report_path(memory: Memory, month: str) -> None:
     """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
     rel = report_rel(month)
-    path = memory.vault.resolve(rel)
     try:
-        existing = path.read_text("utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError):
+        existing = memory.vault.read_or_empty(rel).decode("utf-8")
+    except (OSError, UnicodeDecodeError, OutsideVault):
         existing = "?"  # unreadable: certainly not one of ours
     if existing.strip() and _DATA_BLOCK.search(existing) is None:
         raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")

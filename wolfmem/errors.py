@@ -130,3 +130,15 @@ def storage_error(exc: OSError, action: str, path: str | Path) -> StorageError:
     """A StorageError that names what failed, where, and how to fix it."""
     fix = _FIXES.get(exc.errno or 0, exc.strerror or str(exc))
     return StorageError(f"cannot {action} {path!s}: {fix}", path, exc.errno)
+
+
+def shown(value: object, cap: int = 80) -> str:
+    """A value as an error message quotes it: its repr cut to `cap` characters; never raises (a 5,000-digit int)."""
+    if isinstance(value, str) and len(value) > cap:
+        value = value[:cap]  # no need to repr a megabyte to show its start
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        # int → str refuses over 4,300 digits; a deeply nested list overflows the stack.
+        text = f"<a {type(value).__name__} too large to show>"
+    return text if len(text) <= cap else text[: cap - 1] + "…"

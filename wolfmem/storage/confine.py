@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from wolfmem.errors import LinkOutside, OutsideVault
+from wolfmem.errors import LinkOutside, OutsideVault, UsageError, shown
 
 # As the kernel's own limit on links in one path (Linux MAXSYMLINKS).
 MAX_LINKS = 40
@@ -278,6 +278,10 @@ def _parts(rel: str) -> list[str]:
     """The names of a vault-relative path; '..' and absolute paths are refused before any walk."""
     if not rel or "\x00" in rel or rel.startswith(("/", "\\")):
         raise OutsideVault(rel or "''")
+    try:
+        os.fsencode(rel)
+    except UnicodeEncodeError:
+        raise UsageError(f"{shown(rel)} is not a usable file name: it holds a lone surrogate such as \\ud800") from None
     parts = [part for part in rel.split("/") if part not in ("", ".")]
     if not parts or ".." in parts:
         raise OutsideVault(rel)

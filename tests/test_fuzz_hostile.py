@@ -219,16 +219,24 @@ def watching_opens(folder: Path) -> Iterator[list[str]]:
     observer = Observer()
     observer.schedule(handler, str(folder), recursive=True)
     observer.start()
+    marker = folder / ".marker"
+    marker.write_text("marker")
+
+    def marker_seen() -> bool:
+        marker.read_bytes()
+        with handler.lock:
+            return str(marker) in handler.paths
+
     try:
+        wait_until(marker_seen)  # the watch is set up on the observer's thread: wait until it sees
+        with handler.lock:
+            handler.paths.clear()
         opened: list[str] = []
         yield opened
-        # inotify keeps order: once our own marker's open arrives, every earlier open has too.
-        marker = folder / "marker.txt"
-        marker.write_text("marker")
-        handler.paths.clear()  # the write above opened it too
-        marker.read_bytes()
-        wait_until(lambda: str(marker) in handler.paths)
-        opened.extend(path for path in handler.paths if path != str(marker))
+        # inotify keeps order: once our marker's open arrives, every earlier open has too.
+        wait_until(marker_seen)
+        with handler.lock:
+            opened.extend(path for path in handler.paths if path != str(marker))
     finally:
         observer.stop()
         observer.join(timeout=10)

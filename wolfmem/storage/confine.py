@@ -143,7 +143,7 @@ class Confined:
     def _walk(self, rel: str, *, create: bool) -> tuple[int, str]:
         """An open handle on the real folder that holds rel's last name, and that name (not a link)."""
         pending = deque(_parts(rel))
-        folder = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        folder = self._open_root()
         names: list[str] = []
         links = 0
         try:
@@ -180,13 +180,16 @@ class Confined:
                 if inside is None:  # swapped back since it was seen as a link: look again
                     pending.appendleft(name)
                     continue
+                root = self._open_root()
                 os.close(folder)
-                folder = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
-                names = []
+                folder, names = root, []
                 pending.extendleft(reversed(inside))
         except BaseException:
             os.close(folder)
             raise
+
+    def _open_root(self) -> int:
+        return os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
 
     def _link_target(self, names: list[str], name: str, rel: str, folder: int) -> list[str] | None:
         """Where a link points, as names under the root; LinkOutside when it leads out; None if it is no link now."""
@@ -215,7 +218,7 @@ class Confined:
     # -- listing -----------------------------------------------------------------------------
     def tree(self, top: str) -> Iterator[tuple[str, os.stat_result]]:
         """Every entry under a top-level folder (and the folder itself) with its lstat; links are listed, never entered."""
-        root = os.open(self.real_root, os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+        root = self._open_root()
         try:
             yield from _tree(root, top, top)
         finally:

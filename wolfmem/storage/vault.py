@@ -87,8 +87,7 @@ class Vault:
         key = hashlib.sha256(real.encode()).hexdigest()[:12]
         slug = re.sub(r"[^A-Za-z0-9_-]+", "-", self.root.name)[:32] or "vault"
         self.state_dir = state_root.expanduser() / "vaults" / f"{slug}-{key}"
-        self._real_root = Path(real)
-        self._confined = Confined(self._real_root)
+        self._confined = Confined(Path(real))
 
     # -- layout ---------------------------------------------------------------
     @property

@@ -45,6 +45,22 @@ class OutsideVault(UsageError):
         self.path = str(path)
 
 
+class LinkOutside(OutsideVault):
+    """A path in the vault leads through a symlink to a place outside it; wolfmem never follows such a link."""
+
+    def __init__(self, path: str, link: str, target: str) -> None:
+        where = "is a symlink" if link == path else f"leads through the symlink {link}"
+        UsageError.__init__(
+            self,
+            f"refused: {path} {where} to a place outside the vault, and wolfmem never follows a link "
+            "out of the vault — move what it points to into the vault, or remove the link "
+            "(`wolfmem status` lists such links)",
+        )
+        self.path = path
+        self.link = link
+        self.target = target
+
+
 class NotAVault(UsageError):
     """A command that needs an existing vault was pointed at a folder that is not one."""
 
@@ -153,3 +169,15 @@ def database_error(exc: sqlite3.Error, path: str | Path) -> WolfmemError:
 
 
 _ERRNO_OF = {sqlite3.SQLITE_FULL: errno.ENOSPC, sqlite3.SQLITE_READONLY: errno.EROFS, sqlite3.SQLITE_PERM: errno.EACCES}
+
+
+def shown(value: object, cap: int = 80) -> str:
+    """A value as an error message quotes it: its repr cut to `cap` characters; never raises (a 5,000-digit int)."""
+    if isinstance(value, str) and len(value) > cap:
+        value = value[:cap]  # no need to repr a megabyte to show its start
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        # int → str refuses over 4,300 digits; a deeply nested list overflows the stack.
+        text = f"<a {type(value).__name__} too large to show>"
+    return text if len(text) <= cap else text[: cap - 1] + "…"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +54,8 @@ def collect(memory: Memory) -> dict[str, Any]:
     except WolfmemError:
         data["staged_curation"] = []
     data["faults"] = [fault.to_dict() for fault in faults.check(memory.vault, memory.writer)]
+    # Links out of the vault are never followed; listing them tells a person who made one on purpose why.
+    data["ignored_links"] = [asdict(link) for link in memory.vault.escaping_links()]
     return data
 
 
@@ -116,6 +119,8 @@ def render(data: dict[str, Any]) -> str:
         )
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
+    for link in data.get("ignored_links") or []:
+        lines.append(f"ignored link (it leads outside the vault, so it is never followed): {link['rel']} -> {link['target']}")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from wolfmem import limits
 from wolfmem.cancellation import Cancelled
-from wolfmem.errors import UsageError, WolfmemError
+from wolfmem.errors import UsageError, WolfmemError, shown
 from wolfmem.memory.facade import Memory
 from wolfmem.tool_calls import ToolResult
 from wolfmem.tool_catalog import DOCTRINE, TOOLS, Tool
@@ -36,9 +36,9 @@ def openai_tools() -> list[dict[str, Any]]:
 
 def execute(memory: Memory, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:
     """Run one tool call; every failure becomes an error result, and only a cancelled call raises (Cancelled)."""
-    tool = BY_NAME.get(name)
+    tool = BY_NAME.get(name) if isinstance(name, str) else None
     if tool is None:
-        return _error(f"unknown tool {name!r}; the tools are: {', '.join(BY_NAME)}")
+        return _error(f"unknown tool {shown(name)}; the tools are: {', '.join(BY_NAME)}")
     try:
         args = parse_arguments(tool, arguments)
         return tool.run(memory, args)
@@ -77,12 +77,27 @@ def parse_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> di
             ) from None
         except RecursionError:
             raise UsageError(f"arguments are nested too deeply; pass an object like {json.dumps(tool.example)}") from None
+        except ValueError:  # not a syntax error (caught above): int() refuses numbers over 4,300 digits
+            raise UsageError(
+                f"arguments hold a number too large to read; pass an object like {json.dumps(tool.example)}"
+            ) from None
     else:
         args = arguments
     if not isinstance(args, Mapping):
         raise UsageError(f"arguments must be a JSON object like {json.dumps(tool.example)}, "
                          f"not {_JSON_NAMES.get(type(args), type(args).__name__)}")
+    if not all(isinstance(key, str) for key in args):
+        raise UsageError(f"argument names must be text, e.g. {json.dumps(tool.example)}")
     args = _forgive(tool, dict(args))
+    for key, value in args.items():
+        try:
+            json.dumps(value, default=repr)
+        except (ValueError, RecursionError):
+            # The schema check would fail the same way, printing the value in its message.
+            raise UsageError(
+                f"{key} is too large or too deeply nested to be an argument (a number over 4,300 digits, "
+                f"nesting hundreds deep, or a loop). Example: {json.dumps(tool.example)}"
+            ) from None
     error = best_match(_VALIDATORS[tool.name].iter_errors(args))
     if error is not None:
         raise UsageError(f"{_describe(error, tool)}. Example: {json.dumps(tool.example)}")
@@ -123,7 +138,7 @@ def _describe(error: ValidationError, tool: Tool) -> str:
         extra = sorted(set(error.instance) - set(tool.parameters["properties"]))
         return f"unexpected argument(s) {', '.join(map(repr, extra))}; {tool.name} takes: {known}"
     if error.validator == "enum":
-        return f"{where} must be one of {', '.join(map(str, error.validator_value))}, not {error.instance!r}"
+        return f"{where} must be one of {', '.join(map(str, error.validator_value))}, not {shown(error.instance)}"
     if error.validator == "type":
         kind = error.validator_value
         return f"{where} must be {'an' if kind in ('integer', 'array', 'object') else 'a'} {kind}, " \
@@ -138,7 +153,7 @@ def _describe(error: ValidationError, tool: Tool) -> str:
     if error.validator == "maxItems":
         return f"{where} has {len(error.instance)} items; at most {error.validator_value} are allowed"
     if error.validator == "pattern":
-        return f"{where} must be a date like 2026-11-29, not {error.instance!r}"
+        return f"{where} must be a date like 2026-11-29, not {shown(error.instance)}"
     return f"{where or 'arguments'}: {error.message}"
 
 

@@ -171,7 +171,12 @@ NIGHTS = [
 def night(memory, fake, curator, clock, episode: str, reply) -> object:
     """One night: the day's episode, then the nightly run with `reply` for people.md."""
     clock.now += timedelta(days=1)
-    memory.log_episode(episode, when=clock.now - timedelta(hours=20))
+    # Written by hand, as a person or another tool would: memory_log itself refuses the injection.
+    when = clock.now - timedelta(hours=20)
+    path = memory.vault.root / f"episodes/{when:%Y-%m-%d}.md"
+    path.parent.mkdir(exist_ok=True)
+    head = path.read_text("utf-8") if path.exists() else f"# {when:%Y-%m-%d}\n"
+    path.write_text(f"{head}\n## {when:%H:%M} — the day\n- {episode}\n", "utf-8")
 
     def by_file(request):
         user = request["messages"][1]["content"]

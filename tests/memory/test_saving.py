@@ -396,13 +396,15 @@ def test_retry_with_same_request_id_returns_original_receipt(memory: Memory, vau
     after_first = _files(vault)
     again = memory.save("Sarah prefers tea", type="people", request_id="req-1")
     assert again == replay_of(first)
-    # Even a different payload with the same id is answered from the record, writing nothing.
-    other = memory.save("Bob prefers coffee", type="people", request_id="req-1")
-    assert other == replay_of(first)
+    # A different fact with the same id is an error naming the first fact and its ref, and writes nothing.
+    with pytest.raises(UsageError, match=r"already used for another fact, 'Sarah prefers tea' \(file:knowledge/people.md#L\d+\)"):
+        memory.save("Bob prefers coffee", type="people", request_id="req-1")
     assert _files(vault) == after_first
     # The record survives a restart.
     with Memory(vault, memory.config) as reopened:
-        assert reopened.save("Bob prefers coffee", request_id="req-1") == replay_of(first)
+        assert reopened.save("Sarah prefers tea", type="people", request_id="req-1") == replay_of(first)
+        with pytest.raises(UsageError, match="already used for another fact"):
+            reopened.save("Bob prefers coffee", request_id="req-1")
     assert _files(vault) == after_first
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 
 from wolfmem.errors import NotFound, UsageError
 from wolfmem.memory.facade import Memory
@@ -19,15 +18,16 @@ def curated_rel(name: str) -> str:
     return f"knowledge/{stem}.md" if "/" not in bare and stem in CURATED else bare
 
 
-def _paths(memory: Memory, name: str) -> tuple[str, Path, Path]:
+def _backup(memory: Memory, name: str) -> tuple[str, bytes]:
+    """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link out)."""
     rel = curated_rel(name)
-    path = memory.vault.resolve(rel)
-    backup = path.with_name(path.name + ".bak")
-    if not backup.is_file():
+    memory.vault.resolve(rel)
+    try:
+        return rel, memory.vault.read_bytes(f"{rel}.bak")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(
             f"{rel} has no backup ({rel}.bak); one is kept each time curation, an audit or a restore rewrites it"
-        )
-    return rel, path, backup
+        ) from None
 
 
 def _text(data: bytes, what: str) -> str:
@@ -39,9 +39,9 @@ def _text(data: bytes, what: str) -> str:
 
 def diff_backup(memory: Memory, name: str) -> str:
     """A unified diff from `<file>.bak` to the current file; "" when they are identical."""
-    rel, path, backup = _paths(memory, name)
-    old = _text(backup.read_bytes(), f"{rel}.bak")
-    new = _text(path.read_bytes(), rel) if path.exists() else ""
+    rel, backup = _backup(memory, name)
+    old = _text(backup, f"{rel}.bak")
+    new = _text(memory.vault.read_or_empty(rel), rel)
     return "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{rel}.bak", rel
@@ -51,8 +51,8 @@ def diff_backup(memory: Memory, name: str) -> str:
 
 def restore_backup(memory: Memory, name: str) -> str:
     """Put `<file>.bak` back in place through the writer, keeping what it replaces as the new `.bak`."""
-    rel, path, backup = _paths(memory, name)
-    restored = _text(backup.read_bytes(), f"{rel}.bak")
+    rel, backup = _backup(memory, name)
+    restored = _text(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
     written = memory.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
     if not written.changed:

@@ -23,6 +23,7 @@ from typing import Any
 
 from wolfmem.core import markdown
 from wolfmem.curation.contract import Episode
+from wolfmem.errors import WolfmemError
 from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause, VaultWriter
 
@@ -214,11 +215,11 @@ class CoverageFile:
     def read(self) -> Coverage | None:
         """The coverage, or None when there is none yet or it cannot be read (then it is rebuilt)."""
         try:
-            data = json.loads(self.path.read_text("utf-8"))
+            data = json.loads(self.writer.vault.read_bytes(COVERAGE_REL).decode("utf-8"))
             return _parse(data)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, TypeError, AttributeError) as exc:
+        except (OSError, WolfmemError, ValueError, TypeError, AttributeError) as exc:
             log.warning("ignoring unreadable %s (%s); curation starts again from its date mark", self.path, exc)
             return None
 

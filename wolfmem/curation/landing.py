@@ -233,8 +233,7 @@ def _planned_text(memory: Memory, rel: str, results: dict[str, tuple[FileOutcome
 
 def _disk_text(memory: Memory, rel: str) -> str:
     try:
-        path = memory.vault.resolve(rel)
-        return path.read_text("utf-8") if path.is_file() and not path.is_symlink() else ""
+        return memory.vault.read_or_empty(rel).decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError):
         return ""
 

@@ -66,7 +66,7 @@ from wolfmem.curation.outcome import (
 )
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
-from wolfmem.errors import UsageError, WolfmemError, storage_error
+from wolfmem.errors import WolfmemError, storage_error
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -92,25 +92,21 @@ def make_curator(config: Config) -> Curator:
 
 
 def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
-    path = memory.vault.resolve(rel)
-    if path.is_symlink():
-        raise UsageError(f"{rel} is a symbolic link; curation rewrites only regular files, so it is skipped")
-    data = path.read_bytes() if path.exists() else b""
+    data = memory.vault.read_or_empty(rel)
     return data, data.decode("utf-8")
 
 
 def _read_logs(memory: Memory) -> tuple[list[EpisodeLog], list[str]]:
     """Every readable episode log, and the paths of all of them (readable or not)."""
     logs, present = [], []
-    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
-        rel = memory.vault.rel(path)
+    for rel in memory.vault.names("episodes", "*.md"):
         when = episode_date(rel)
         if when is None:
             continue
         present.append(rel)
         try:
-            logs.append(EpisodeLog.of(rel, when, path.read_bytes()))
-        except (OSError, UnicodeDecodeError):
+            logs.append(EpisodeLog.of(rel, when, memory.vault.read_bytes(rel)))
+        except (OSError, UnicodeDecodeError, WolfmemError):
             log.warning("skipped episode %s: not readable as UTF-8", rel)
     return logs, present
 

@@ -89,7 +89,7 @@ def _apply_one(
     memory: Memory, item: StagedRewrite, base: RunEvidence, dry_run: bool, diffs: dict[str, str]
 ) -> FileOutcome:
     try:
-        data = memory.vault.resolve(item.rel).read_bytes()
+        data = memory.vault.read_or_empty(item.rel)
         current = data.decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError) as exc:
         return FileOutcome("failed", [f"cannot read {item.rel}: {exc}"])

@@ -7,8 +7,9 @@ from typing import Any
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.errors import WolfmemError
 from wolfmem.memory.facade import Memory
-from wolfmem.storage.vault import CURATED_PATHS, episode_date
+from wolfmem.storage.vault import CURATED_PATHS
 from wolfmem.storage.writer import Cause
 
 
@@ -16,20 +17,21 @@ def write_digest(memory: Memory, week: str, last_day: date, *, dry_run: bool = F
     """Write `consolidated/digest-<week>.md`: the week's episodes, saves and new sections, in a few lines."""
     first_day = last_day - timedelta(days=6)
     days = {(first_day + timedelta(days=n)).isoformat() for n in range(7)}
-    root = memory.vault.root
     entries = 0
-    for path in sorted(memory.vault.episodes_dir.glob("*.md")):
-        if episode_date(f"episodes/{path.name}") in days:
-            parsed = markdown.parse(path.read_text("utf-8", errors="replace"))
-            entries += len(parsed.sections)
+    for day in sorted(days):
+        try:
+            data = memory.vault.read_bytes(f"episodes/{day}.md")
+        except (OSError, WolfmemError):
+            continue
+        entries += len(markdown.parse(data.decode("utf-8", errors="replace")).sections)
     saves = 0
     new_sections: list[str] = []
     for rel in CURATED_PATHS:
         seen = memory.state.first_seen(rel)
         saves += sum(1 for day in seen.values() if day in days)
         try:
-            parsed = markdown.parse((root / rel).read_text("utf-8", errors="replace"))
-        except OSError:
+            parsed = markdown.parse(memory.vault.read_bytes(rel).decode("utf-8", errors="replace"))
+        except (OSError, WolfmemError):
             continue
         for section in parsed.sections:
             firsts = [seen.get(fact_key(f.text)) for f in parsed.facts if f.section == section.heading]

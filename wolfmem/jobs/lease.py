@@ -31,7 +31,6 @@ import logging
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 from wolfmem.errors import WolfmemError
@@ -185,13 +184,13 @@ class LeaseFile:
         self._warned = ""  # the damaged text last warned about: a heartbeat every 5 minutes says it once
 
     # -- reading ------------------------------------------------------------------------------------------
-    def _text(self, path: Path | None = None) -> str:
+    def _text(self, rel: str = LEASE_REL) -> str:
         try:
-            return (path or self.path).read_text("utf-8")
+            return self.writer.vault.read_bytes(rel).decode("utf-8")
         except FileNotFoundError:
             return ""
-        except (OSError, UnicodeDecodeError) as exc:
-            log.warning("cannot read the lease file %s (%s); it counts as stale", path or self.path, exc)
+        except (OSError, UnicodeDecodeError, WolfmemError) as exc:
+            log.warning("cannot read the lease file %s (%s); it counts as stale", rel, exc)
             return ""
 
     def _parse(self, text: str) -> Parsed:
@@ -216,9 +215,13 @@ class LeaseFile:
             self._remember({**self._remembered(), job: latest})
         return latest
 
-    def _conflict_copies(self) -> list[Path]:
-        folder = self.path.parent
-        return sorted(p for p in folder.glob("lease*.json") if p.name != self.path.name) if folder.is_dir() else []
+    def _conflict_copies(self) -> list[str]:
+        """Sync tools' conflict copies of the lease (vault-relative), read like the lease itself."""
+        try:
+            found = self.writer.vault.names(LEASE_REL.rsplit("/", 1)[0], "lease*.json")
+        except (OSError, WolfmemError):
+            return []
+        return sorted(rel for rel in found if rel != LEASE_REL)
 
     # -- deciding -----------------------------------------------------------------------------------------
     def check(self, now: datetime) -> LeaseCheck:

@@ -18,7 +18,13 @@ from wolfmem.cancellation import checkpoint
 from wolfmem.config import Config, load_config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.errors import IndexUnavailable, UsageError, WolfmemError
+from wolfmem.errors import (
+    IndexUnavailable,
+    OutsideVault,
+    UsageError,
+    WolfmemError,
+    shown,
+)
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import LogReceipt, log_episode
@@ -250,8 +256,8 @@ class Memory:
 
     def _headings(self, rel: str) -> list[str]:
         try:
-            text = (self.vault.root / rel).read_text("utf-8", errors="replace")
-        except OSError:
+            text = self.vault.read_bytes(rel).decode("utf-8", errors="replace")
+        except (OSError, OutsideVault):
             return []
         return [section.heading for section in markdown.parse(text).sections]
 
@@ -337,7 +343,7 @@ def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
         raise UsageError(f"sources must be a name or a list of names from: {', '.join(SOURCES)}")
     bad = [source for source in chosen if source not in SOURCES]
     if bad:
-        raise UsageError(f"unknown source(s) {', '.join(map(str, bad))}; use any of: {', '.join(SOURCES)}")
+        raise UsageError(f"unknown source(s) {', '.join(map(shown, bad))}; use any of: {', '.join(SOURCES)}")
     return tuple(chosen)
 
 
@@ -347,19 +353,19 @@ def _day(value: str | None, name: str) -> str | None:
     if isinstance(value, (date, datetime)):
         return value.strftime("%Y-%m-%d")
     if not isinstance(value, str) or not _DAY.match(value.strip()):
-        raise UsageError(f"{name} must be a date like 2026-11-29, not {value!r}")
+        raise UsageError(f"{name} must be a date like 2026-11-29, not {shown(value)}")
     try:
         date.fromisoformat(value.strip())
     except ValueError:
-        raise UsageError(f"{name} is not a real date: {value!r}") from None
+        raise UsageError(f"{name} is not a real date: {shown(value)}") from None
     return value.strip()
 
 
 def _limit(limit: Any) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {limit!r}")
+        raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {shown(limit)}")
     if not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit must be from 1 to {MAX_LIMIT}, not {limit}")
+        raise UsageError(f"limit must be from 1 to {MAX_LIMIT}, not {shown(limit)}")
     return limit
 
 

@@ -69,7 +69,7 @@ def read_ref(vault: Vault, ref: str) -> Excerpt:
     if not rel.endswith(".md"):
         raise UsageError(f"{rel} is not a markdown note; memory_get reads the vault's .md files")
     try:
-        data = path.read_bytes()
+        data = vault.read_bytes(rel)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(f"no file {rel} in the vault; use memory_search or memory_map to find refs") from None
     except OSError as exc:

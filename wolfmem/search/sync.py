@@ -13,7 +13,7 @@ from pathlib import Path
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.errors import StorageError
+from wolfmem.errors import OutsideVault, StorageError
 from wolfmem.search.index import FactDoc, FactIndex
 from wolfmem.storage import archive
 from wolfmem.storage.catalog import ManifestEntry
@@ -240,13 +240,11 @@ class Syncer:
         report: SyncReport,
     ) -> ManifestEntry | None:
         """Read one file; queue its facts if its content changed. None when it vanished."""
-        path = self.vault.root / rel
         stat = None
         try:
-            stat = path.stat()
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
+            data, stat = self.vault.read_file(rel)
+        except (FileNotFoundError, OutsideVault):
+            return None  # gone, or swapped for a link out of the vault since the scan: never indexed
         except OSError as exc:
             reason = f"{UNREADABLE}: {exc.strerror or exc}"
             mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
@@ -286,8 +284,8 @@ class Syncer:
         path = self.vault.root / rel
         try:
             stat = path.stat()
-            data = path.read_bytes()
-        except OSError as exc:
+            data = self.vault.read_bytes(rel)
+        except (OSError, OutsideVault) as exc:
             return old.skipped == f"{UNREADABLE}: {exc.strerror or exc}"
         return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 

@@ -22,7 +22,7 @@ from datetime import date, datetime
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.errors import NotFound, UsageError
+from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.storage.vault import is_archive
 from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
@@ -150,14 +150,16 @@ class Archive:
     def records(self) -> list[ArchivedFact]:
         """Every record in every archive file, oldest first."""
         found: list[ArchivedFact] = []
-        folder = self.writer.vault.root / ARCHIVE_DIR
-        for path in sorted(folder.glob(f"{ARCHIVE_PREFIX}*.md")) if folder.is_dir() else []:
-            rel = f"{ARCHIVE_DIR}/{path.name}"
+        try:
+            names = self.writer.vault.names(ARCHIVE_DIR, f"{ARCHIVE_PREFIX}*.md")
+        except OSError:
+            names = []
+        for rel in names:
             if not is_archive(rel):
                 continue
             try:
                 text = self.writer.vault.read_text(rel)
-            except (OSError, UsageError):
+            except (OSError, WolfmemError):
                 continue
             found += [record for line in text.splitlines() if (record := parse(line)) is not None]
         return found

@@ -1,6 +1,8 @@
 """Filesystem primitives for replacing one file safely: atomic write, and compare-and-exchange.
 
-Only `wolfmem.storage.writer` calls these for vault files; everything else writes through it.
+Only `wolfmem.storage.writer` calls these for vault files; everything else writes through it. Each
+works on a `Spot` (a name in an open folder) so the writer's temp file, rename and `.bak` all land
+in the folder it checked, never through a folder swapped for a link since.
 """
 
 from __future__ import annotations
@@ -10,91 +12,114 @@ import ctypes
 import errno
 import functools
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
+from wolfmem.storage.confine import Spot, open_regular, read_fd, spot_of
 
-def atomic_write(path: Path, data: bytes) -> None:
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+
+
+def atomic_write(path: Path | Spot, data: bytes) -> None:
     """Write bytes to path via a temp file in the same folder, fsync and rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if path.exists():
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    with spot_of(path, create=True) as spot:
+        tmp = _write_temp(spot, data)
+        try:
+            os.replace(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
+        except BaseException:
+            _discard(tmp)
+            raise
+        _fsync(spot.folder)
 
 
-def create_new(path: Path, data: bytes) -> bool:
+def create_new(path: Path | Spot, data: bytes) -> bool:
     """Create path holding data, complete or not at all; False (and nothing written) if it already exists."""
     return replace_if_unchanged(path, b"", data) is None
 
 
-def fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def replace_if_unchanged(path: Path, expected: bytes, data: bytes) -> tuple[bytes, bytes] | None:
+def replace_if_unchanged(path: Path | Spot, expected: bytes, data: bytes) -> tuple[bytes, bytes] | None:
     """Atomically put data at path if path still holds `expected` (b"" = missing or empty).
 
     None on success. Otherwise (what path holds now, the text to redo the edit on): usually the same
     bytes. Where the OS cannot swap two files atomically and another writer wrote in place in the
     last instant, path holds ours and the edit must be redone on theirs, so no one's write is lost.
     """
-    current = read_or_empty(path)
-    if current != expected:
-        return current, current
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with spot_of(path) as spot:
+        current = read_or_empty(spot)
+        if current != expected:
+            return current, current
+        tmp = _write_temp(spot, data)
+        try:
+            if not current and _lstat(spot) is None:
+                try:
+                    os.link(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)  # create only if still absent
+                except FileExistsError:
+                    found = read_or_empty(spot)
+                    return found, found
+                return None
+            if _exchange(tmp, spot):
+                # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
+                if read_or_empty(tmp) == expected:
+                    return None
+                # Swap their version back at once (later writes then land on it, not on ours) and retry.
+                _exchange(tmp, spot)
+                found = read_or_empty(spot)
+                return found, found
+            # No atomic exchange here: compare, replace, and catch in-place writes to the old file after.
+            with os.fdopen(open_regular(spot), "rb") as old:
+                if old.read() != expected:
+                    found = read_or_empty(spot)
+                    return found, found
+                os.replace(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
+                old.seek(0)
+                late = old.read()
+            return None if late == expected else (data, late)
+        finally:
+            _discard(tmp)
+            _fsync(spot.folder)
+
+
+def _write_temp(spot: Spot, data: bytes) -> Spot:
+    """A new hidden temp file next to spot holding data, fsynced, with the mode of the file it will replace."""
+    while True:
+        tmp = spot.sibling(f".{spot.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp.name, _TEMP_FLAGS, 0o600, dir_fd=spot.folder)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as handle:
+            current = _lstat(spot)
+            if current is not None and stat.S_ISREG(current.st_mode):
+                os.fchmod(handle.fileno(), stat.S_IMODE(current.st_mode))
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        if not current and not path.exists():
-            try:
-                os.link(tmp, path)  # create only if still absent
-            except FileExistsError:
-                found = read_or_empty(path)
-                return found, found
-            return None
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        if _exchange(tmp, path):
-            # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
-            if Path(tmp).read_bytes() == expected:
-                return None
-            # Swap their version back at once (later writes then land on it, not on ours) and retry.
-            _exchange(tmp, path)
-            found = read_or_empty(path)
-            return found, found
-        # No atomic exchange here: compare, replace, and catch in-place writes to the old file after.
-        with open(path, "rb") as old:
-            if old.read() != expected:
-                found = read_or_empty(path)
-                return found, found
-            os.replace(tmp, path)
-            old.seek(0)
-            late = old.read()
-        return None if late == expected else (data, late)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        fsync_dir(path.parent)
+    except BaseException:
+        _discard(tmp)
+        raise
+    return tmp
+
+
+def _lstat(spot: Spot) -> os.stat_result | None:
+    try:
+        return os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _discard(spot: Spot) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(spot.name, dir_fd=spot.folder)
+
+
+def _fsync(folder: int) -> None:
+    with contextlib.suppress(OSError):
+        os.fsync(folder)
 
 
 @functools.cache
@@ -108,23 +133,24 @@ def _renameat2() -> Any:
     return function
 
 
-def _exchange(a: str | Path, b: str | Path) -> bool:
-    """Atomically swap two paths (Linux RENAME_EXCHANGE); False where the OS or filesystem cannot."""
+def _exchange(a: Spot, b: Spot) -> bool:
+    """Atomically swap two files (Linux RENAME_EXCHANGE); False where the OS or filesystem cannot."""
     function = _renameat2()
     if function is None:
         return False
-    at_fdcwd, rename_exchange = -100, 2
-    if function(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+    rename_exchange = 2
+    if function(a.folder, os.fsencode(a.name), b.folder, os.fsencode(b.name), rename_exchange) == 0:
         return True
     code = ctypes.get_errno()
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EPERM):
         return False
-    raise OSError(code, os.strerror(code), str(b))
+    raise OSError(code, os.strerror(code), b.name)
 
 
-def read_or_empty(path: Path) -> bytes:
-    """A file's bytes, or b"" when it does not exist."""
+def read_or_empty(path: Path | Spot) -> bytes:
+    """A file's bytes (never through a link), or b"" when it does not exist."""
     try:
-        return path.read_bytes()
+        with spot_of(path) as spot:
+            return read_fd(open_regular(spot))[0]
     except FileNotFoundError:
         return b""

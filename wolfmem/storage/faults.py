@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from wolfmem.errors import storage_error
+from wolfmem.errors import WolfmemError, storage_error
 from wolfmem.storage.db import ASIDE
 from wolfmem.storage.vault import CURATED_PATHS, Vault
 from wolfmem.storage.writer import VaultWriter
@@ -50,12 +50,14 @@ def unreadable_files(vault: Vault) -> list[Fault]:
     faults = []
     for rel in CURATED_PATHS:
         try:
-            (vault.root / rel).read_bytes().decode("utf-8")
+            vault.read_bytes(rel).decode("utf-8")
         except FileNotFoundError:
             continue
         except OSError as exc:
             faults.append(Fault("unreadable", rel, f"{storage_error(exc, 'read', rel)}; until then it is "
                                                    "not searchable and curation skips it"))
+        except WolfmemError as exc:  # a link out of the vault, never followed
+            faults.append(Fault("unreadable", rel, f"{exc}; curation skips it"))
         except UnicodeDecodeError as exc:
             faults.append(Fault("unreadable", rel, f"{rel} is not UTF-8 text ({exc.reason} at byte {exc.start}); "
                                                    "fix its encoding and curation resumes"))

@@ -212,7 +212,7 @@ class Provenance:
             if not claims:
                 continue
             try:
-                text = self.writer.vault.resolve(path).read_text("utf-8")
+                text = self.writer.vault.read_bytes(path).decode("utf-8")
             except (OSError, UnicodeDecodeError, WolfmemError):
                 continue  # unreadable now: settled once it can be read
             own, not_own = _settle(content_lines(text), claims)
@@ -227,7 +227,7 @@ class Provenance:
         for rel in paths:
             try:
                 with self.writer.vault.lock():
-                    self.writer.reindex(rel, self.writer.vault.resolve(rel).read_bytes())
+                    self.writer.reindex(rel, self.writer.vault.read_bytes(rel))
             except (OSError, WolfmemError) as exc:
                 log.info("%s keeps its old dates in the index until its next change (%s)", rel, exc)
 

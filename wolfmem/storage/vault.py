@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
+import logging
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from importlib import resources
@@ -14,7 +17,15 @@ from typing import NamedTuple
 
 import filelock
 
-from wolfmem.errors import NotAVault, OutsideVault, UsageError, VaultBusy, storage_error
+from wolfmem.errors import (
+    LinkOutside,
+    NotAVault,
+    OutsideVault,
+    UsageError,
+    VaultBusy,
+    storage_error,
+)
+from wolfmem.storage.confine import Confined, EscapingLink, Spot, open_subdir
 from wolfmem.storage.exchange import create_new
 
 CURATED = ("people", "projects", "preferences", "technical", "decisions")
@@ -23,6 +34,8 @@ INDEXED_DIRS = ("knowledge", "episodes", "consolidated")
 # What a fact can come from: a folder, or the archive of facts that left knowledge/ (kept in consolidated/).
 SOURCES = (*INDEXED_DIRS, "archive")
 LOCK_TIMEOUT_SECONDS = 60.0
+
+log = logging.getLogger(__name__)
 
 _EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
 # Editor temp, swap and backup files are never vault notes. Sync-tool conflict copies are indexed
@@ -89,7 +102,7 @@ class Vault:
         key = hashlib.sha256(real.encode()).hexdigest()[:12]
         slug = re.sub(r"[^A-Za-z0-9_-]+", "-", self.root.name)[:32] or "vault"
         self.state_dir = state_root.expanduser() / "vaults" / f"{slug}-{key}"
-        self._real_root = Path(real)
+        self._confined = Confined(Path(real))
 
     # -- layout ---------------------------------------------------------------
     @property
@@ -138,8 +151,11 @@ class Vault:
             try:
                 if target.exists() or target.is_symlink():
                     continue
-                if create_new(target, template_text(name).encode("utf-8")):
-                    created.append(self._display(target))
+                with self.spot(f"knowledge/{name}.md") as spot:
+                    if create_new(spot, template_text(name).encode("utf-8")):
+                        created.append(self._display(target))
+            except LinkOutside:
+                break  # knowledge/ leads out of the vault: nothing is created there (status lists the link)
             except OSError:
                 continue  # a read-only, full or unreadable vault still opens; the first write there says why
         return created
@@ -157,22 +173,58 @@ class Vault:
             raise OutsideVault(rel)
         if any(part == ".." for part in re.split(r"[\\/]", rel)):
             raise OutsideVault(rel)
-        path = self.root / candidate
-        real = Path(os.path.realpath(path))
-        if real != self._real_root and self._real_root not in real.parents:
-            raise OutsideVault(rel)
-        return path
+        # A link out of the vault anywhere on the way raises LinkOutside; nothing behind it is opened.
+        # (A missing file is fine here: writers create it, readers answer NotFound.)
+        with contextlib.suppress(OSError), self._confined.spot(rel):
+            pass
+        return self.root / candidate
 
     def read_text(self, rel: str) -> str:
         """A vault file's text (UTF-8), read only inside the vault."""
         try:
-            return self.resolve(rel).read_bytes().decode("utf-8")
+            return self.read_bytes(rel).decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError(f"{rel} is not UTF-8 text; fix or move it") from None
 
     def rel(self, path: Path) -> str:
         """The posix vault-relative form of an absolute path inside the vault."""
         return path.relative_to(self.root).as_posix()
+
+    # -- confined reads (storage/confine.py: nothing outside the real root is opened) --------
+    def read_bytes(self, rel: str) -> bytes:
+        """A vault file's bytes, opened beneath the vault's root; a link out of the vault raises LinkOutside."""
+        return self._confined.read(rel)[0]
+
+    def read_or_empty(self, rel: str) -> bytes:
+        """read_bytes, or b"" when the file does not exist."""
+        try:
+            return self.read_bytes(rel)
+        except FileNotFoundError:
+            return b""
+
+    def read_file(self, rel: str) -> tuple[bytes, os.stat_result]:
+        """A vault file's bytes and the stat of exactly what was read."""
+        return self._confined.read(rel)
+
+    def names(self, folder: str, pattern: str = "*") -> list[str]:
+        """The vault-relative paths in a vault folder whose names match a glob pattern, sorted."""
+        return [f"{folder}/{name}" for name in self._confined.names(folder) if fnmatch.fnmatchcase(name, pattern)]
+
+    def notes(self, folder: str, pattern: str = "*.md") -> Iterator[tuple[str, bytes]]:
+        """Each matching file of a vault folder with its bytes; a link out of the vault or an unreadable file is skipped."""
+        for rel in self.names(folder, pattern):
+            try:
+                yield rel, self.read_bytes(rel)
+            except (OSError, OutsideVault) as exc:
+                log.warning("skipped %s: %s", rel, exc)
+
+    def spot(self, rel: str, *, create: bool = False) -> contextlib.AbstractContextManager[Spot]:
+        """The open real folder of a vault file and its name, for the writer; its folders created when asked."""
+        return self._confined.spot(rel, create=create)
+
+    def escaping_links(self) -> list[EscapingLink]:
+        """Symlinks in the vault's folders that lead out of it; wolfmem ignores them."""
+        return self._confined.escaping_links((*INDEXED_DIRS, ".wolfmem"))
 
     # -- scanning -------------------------------------------------------------
     def scan(self, only: Iterable[str] | None = None) -> dict[str, DiskFile]:
@@ -183,62 +235,67 @@ class Vault:
         if only is not None:
             return self._stat_some(only)
         found: dict[str, DiskFile] = {}
-        visited: set[str] = set()
+        visited: set[tuple[int, int]] = set()
         for top in INDEXED_DIRS:
-            self._scan_dir(self.root / top, top, found, visited)
+            try:
+                folder = self._confined.open_dir(top)
+            except (OSError, OutsideVault):
+                continue  # missing, or a link out of the vault
+            self._scan_dir(folder, top, found, visited)
         return found
 
-    def _scan_dir(self, folder: Path, rel: str, into: dict[str, DiskFile], visited: set[str]) -> None:
-        # A symlinked folder inside the vault is followed once; a link back up would loop forever.
-        real = os.path.realpath(folder)
-        if real in visited:
-            return
-        visited.add(real)
+    def _scan_dir(self, folder: int, rel: str, into: dict[str, DiskFile], visited: set[tuple[int, int]]) -> None:
+        """Scan one open folder, then close it; folders are opened by handle, so none is reached through a link out."""
         try:
+            # A symlinked folder inside the vault is scanned once; a link back up would loop forever.
+            info = os.fstat(folder)
+            if (info.st_dev, info.st_ino) in visited:
+                return
+            visited.add((info.st_dev, info.st_ino))
             entries = list(os.scandir(folder))
+            # The hot path of every search: names are checked alone, since the parent folders passed already.
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or _IGNORED_NAME.search(name):
+                    continue
+                child = f"{rel}/{name}"
+                try:
+                    if entry.is_symlink():
+                        self._scan_link(child, into, visited)
+                    elif entry.is_dir(follow_symlinks=False):
+                        self._scan_dir(open_subdir(folder, name), child, into, visited)
+                    elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                        found = entry.stat(follow_symlinks=False)
+                        into[child] = DiskFile(child, found.st_mtime_ns, found.st_size)
+                except (OSError, OutsideVault):
+                    continue
         except OSError:
             return
-        # The hot path of every search: names are checked alone, since the parent folders passed already.
-        for entry in entries:
-            name = entry.name
-            if name.startswith(".") or _IGNORED_NAME.search(name):
-                continue
-            try:
-                if entry.is_symlink() and not self._inside(entry.path):
-                    continue
-                if entry.is_dir():
-                    self._scan_dir(Path(entry.path), f"{rel}/{name}", into, visited)
-                elif name.endswith(".md") and entry.is_file():
-                    stat = entry.stat()
-                    child = f"{rel}/{name}"
-                    into[child] = DiskFile(child, stat.st_mtime_ns, stat.st_size)
-            except OSError:
-                continue
+        finally:
+            os.close(folder)
+
+    def _scan_link(self, rel: str, into: dict[str, DiskFile], visited: set[tuple[int, int]]) -> None:
+        """A symlink inside the vault is scanned where it points; one leading out raises LinkOutside."""
+        found = self._confined.stat(rel)
+        if stat.S_ISDIR(found.st_mode):
+            self._scan_dir(self._confined.open_dir(rel), rel, into, visited)
+        elif stat.S_ISREG(found.st_mode) and rel.endswith(".md"):
+            into[rel] = DiskFile(rel, found.st_mtime_ns, found.st_size)
 
     def _stat_some(self, rels: Iterable[str]) -> dict[str, DiskFile]:
         found: dict[str, DiskFile] = {}
         for rel in rels:
-            path = self.root / rel
             try:
-                if path.is_symlink() and not self._inside(str(path)):
-                    continue
-                stat = path.stat()
-            except OSError:
+                info = self._confined.stat(rel)
+            except (OSError, OutsideVault):
                 continue
-            found[rel] = DiskFile(rel, stat.st_mtime_ns, stat.st_size)
+            if stat.S_ISREG(info.st_mode):
+                found[rel] = DiskFile(rel, info.st_mtime_ns, info.st_size)
         return found
-
-    def _inside(self, path: str) -> bool:
-        real = Path(os.path.realpath(path))
-        return self._real_root in real.parents
 
     def conflict_copies(self) -> list[str]:
         """Sync-tool conflict copies anywhere under knowledge/, which are never curated."""
-        if not self.knowledge_dir.is_dir():
-            return []
-        return sorted(
-            self.rel(path) for path in self.knowledge_dir.rglob("*") if is_conflict_copy(path.name)
-        )
+        return sorted(rel for rel, _ in self._confined.tree("knowledge") if is_conflict_copy(rel))
 
     # -- writing --------------------------------------------------------------
     @contextlib.contextmanager

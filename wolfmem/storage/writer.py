@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 from typing import Generic, TypeVar
 
 from wolfmem.cancellation import checkpoint
@@ -36,7 +35,7 @@ from wolfmem.errors import (
     WolfmemError,
     storage_error,
 )
-from wolfmem.storage.exchange import atomic_write, read_or_empty, replace_if_unchanged
+from wolfmem.storage.exchange import atomic_write, replace_if_unchanged
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import Vault, content_hash, is_indexable
@@ -140,12 +139,12 @@ class VaultWriter:
         says the lines it adds are wolfmem's own (not a restore of old text). `on_commit` runs under
         the lock right after the write lands.
         """
-        path = self.vault.resolve(rel)
+        self.vault.resolve(rel)
         deadline = time.monotonic() + CAS_SECONDS
-        expected = base = self._read(path, rel)
+        expected = base = self._read(rel)
         for attempt in _attempts(deadline):
             if attempt:
-                expected = base = self._read(path, rel)
+                expected = base = self._read(rel)
             self._stage(Stage.READ, rel)
             wanted = transform(_decode(base, rel))
             if wanted is None:
@@ -154,14 +153,15 @@ class VaultWriter:
             if data == expected:
                 return Written(rel, expected, expected, wanted.detail, False)
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with self.vault.lock():
+                # The folder is opened beneath the vault's root (missing folders made there), so the
+                # temp file, the rename and the `.bak` cannot follow a folder swapped for a link out.
+                with self.vault.lock(), self.vault.spot(rel, create=True) as spot:
                     # A call cancelled before it holds the lock writes nothing; once past here it completes.
                     checkpoint(_DOING.get(cause, "writing"))
                     if backup and expected:
-                        atomic_write(path.with_name(path.name + ".bak"), expected)
+                        atomic_write(spot.sibling(spot.name + ".bak"), expected)
                         self._stage(Stage.BACKED_UP, rel)
-                    found = replace_if_unchanged(path, expected, data)
+                    found = replace_if_unchanged(spot, expected, data)
                     if found is None:
                         written = Written(rel, data, expected, wanted.detail, True)
                         self._landed(written, cause, composed)
@@ -208,9 +208,9 @@ class VaultWriter:
                 self.last_index_error = f"{rel}: {exc}"
                 log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
 
-    def _read(self, path: Path, rel: str) -> bytes:
+    def _read(self, rel: str) -> bytes:
         try:
-            return read_or_empty(path)
+            return self.vault.read_or_empty(rel)
         except OSError as exc:
             raise storage_error(exc, "read", rel) from None
 

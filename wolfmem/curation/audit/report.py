@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from wolfmem.curation.audit.findings import Finding, quote_line, safe_text
-from wolfmem.errors import UsageError
+from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.writer import Cause
 
@@ -27,19 +27,18 @@ def report_rel(month: str) -> str:
 def latest_report_month(memory: Memory) -> str | None:
     """The month of the newest audit report in the vault, if any."""
     months = sorted(
-        path.stem.removeprefix("audit-")
-        for path in memory.vault.consolidated_dir.glob("audit-*.md")
-        if MONTH.match(path.stem.removeprefix("audit-"))
+        month
+        for rel in memory.vault.names("consolidated", "audit-*.md")
+        if MONTH.match(month := rel.removeprefix("consolidated/audit-").removesuffix(".md"))
     )
     return months[-1] if months else None
 
 def check_report_path(memory: Memory, month: str) -> None:
     """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
     rel = report_rel(month)
-    path = memory.vault.resolve(rel)
     try:
-        existing = path.read_text("utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError):
+        existing = memory.vault.read_or_empty(rel).decode("utf-8")
+    except (OSError, UnicodeDecodeError, WolfmemError):
         existing = "?"  # unreadable: certainly not one of ours
     if existing.strip() and _DATA_BLOCK.search(existing) is None:
         raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")

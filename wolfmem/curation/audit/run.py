@@ -139,10 +139,7 @@ def _read_files(memory: Memory) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
         try:
-            path = memory.vault.resolve(rel)
-            if path.is_symlink():
-                raise UsageError(f"{rel} is a symbolic link; the audit rewrites only regular files")
-            data = path.read_bytes() if path.exists() else b""
+            data = memory.vault.read_or_empty(rel)
             files[rel] = (data.decode("utf-8"), content_hash(data))
         except (OSError, UnicodeDecodeError, WolfmemError) as exc:
             log.warning("audit skipped %s: %s", rel, exc)
@@ -173,17 +170,17 @@ def _month_evidence(
 
 def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
     episodes = []
-    for path in sorted(memory.vault.episodes_dir.glob(f"{month}-*.md")):
-        day = episode_date(memory.vault.rel(path))
+    for rel, data in memory.vault.notes("episodes", f"{month}-*.md"):
+        day = episode_date(rel)
         if day and day.startswith(month):
-            episodes.append((memory.vault.rel(path), path.read_text("utf-8", errors="replace")))
+            episodes.append((rel, data.decode("utf-8", errors="replace")))
     logs = []
-    for path in sorted(memory.vault.consolidated_dir.glob("*-W*.md")):
-        if path.name.startswith(("digest-", "audit-")):
+    for rel, data in memory.vault.notes("consolidated", "*-W*.md"):
+        if rel.startswith(("consolidated/digest-", "consolidated/audit-")):
             continue
-        section = prompting.curation_sections(path.read_text("utf-8", errors="replace"), month)
+        section = prompting.curation_sections(data.decode("utf-8", errors="replace"), month)
         if section:
-            logs.append((memory.vault.rel(path), section))
+            logs.append((rel, section))
     return prompting.Evidence(month, today.isoformat(), tuple(episodes), tuple(logs))
 
 
@@ -269,12 +266,13 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
 def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
     """Apply the changes a staged audit report proposes; a change whose lines changed since is marked stale."""
     rel = report_rel(month)
-    path = memory.vault.resolve(rel)
-    if not path.exists():
-        others = sorted(p.name for p in memory.vault.consolidated_dir.glob("audit-*.md"))
+    try:
+        report = memory.vault.read_bytes(rel).decode("utf-8")
+    except FileNotFoundError:
+        others = [name.rsplit("/", 1)[-1] for name in memory.vault.names("consolidated", "audit-*.md")]
         hint = f"; audit reports here: {', '.join(others)}" if others else "; run `wolfmem audit --now` first"
-        raise UsageError(f"there is no audit report for {month} ({rel}){hint}")
-    meta, findings = load_report(path.read_text("utf-8"), rel)
+        raise UsageError(f"there is no audit report for {month} ({rel}){hint}") from None
+    meta, findings = load_report(report, rel)
     staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
 
     def inside(ref: str) -> bool:

@@ -217,6 +217,8 @@ def test_large_file_parses_every_section_and_fact() -> None:
 
 
 TOKENS = [*"#->*+`~|[]()!<>:_= \t\n\r1xX.\\é\x00", "---", "```", "<!--", "-->", "\r\n", "## "]
+
+
 @pytest.mark.parametrize(
     "text",
     ["> " * 5000 + "x", "- " * 5000 + "x", "[" * 5000, "`" * 5000, "a\ud800b\n## \udfff", "\x00\r"],

@@ -44,13 +44,9 @@ class Clock:
         return self.now
 
 
-
-
 @pytest.fixture
 def clock():
     return Clock(NOW)
-
-
 
 
 @pytest.fixture
@@ -62,8 +58,6 @@ def memory(tmp_path, llm_config, clock):
         path = mem.vault.root / PEOPLE
         path.write_text(path.read_text("utf-8") + "".join(line + "\n" for line in HAND), "utf-8")
         yield mem
-
-
 
 
 def read(memory, rel=PEOPLE) -> str:

@@ -30,8 +30,6 @@ SEEDS = [
 ]
 
 
-
-
 @pytest.fixture
 def memory(tmp_path):
     """A seeded vault: four saved facts in people.md, at a fixed clock."""
@@ -39,8 +37,6 @@ def memory(tmp_path):
         for fact, topic in SEEDS:
             assert mem.save(fact, "people", topic).status == "saved"
         yield mem
-
-
 
 
 def read(memory, rel=PEOPLE) -> str:

@@ -27,6 +27,7 @@ def fail(message: str, code: int) -> NoReturn:
     typer.echo(f"wolfmem: {message}", err=True)
     raise typer.Exit(code)
 
+
 @contextmanager
 def errors() -> Iterator[None]:
     """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1.
@@ -45,8 +46,10 @@ def errors() -> Iterator[None]:
     except sqlite3.Error as exc:
         fail(str(database_error(exc, "wolfmem's state folder")), 1)
 
+
 def config_for(vault: Path | None) -> Config:
     return load_config({"vault": str(vault) if vault is not None else None})
+
 
 def require_vault_unless_default(config: Config) -> None:
     """Only the default vault is created implicitly; a named folder must already be a vault."""
@@ -54,6 +57,7 @@ def require_vault_unless_default(config: Config) -> None:
         from wolfmem.storage.vault import Vault
 
         Vault(config.vault_path(), config.state_root()).require()
+
 
 @contextmanager
 def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[Memory]:
@@ -65,8 +69,10 @@ def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[M
         with Memory(config=config, create=create) as memory:
             yield memory
 
+
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
 
 def parse_day(value: str | None, name: str) -> date | None:
     if value is None:

@@ -16,7 +16,6 @@ ProposalStatus = Literal["unchanged", "rewrite", "failed"]
 FileStatus = Literal["written", "unchanged", "rejected", "skipped-cas", "failed", "proposed", "staged", "skipped"]
 
 
-
 @dataclass(frozen=True)
 class FileInput:
     """One curated file as the curator sees it."""

@@ -77,7 +77,6 @@ from wolfmem.storage.vault import (
 log = logging.getLogger(__name__)
 
 
-
 def make_curator(config: Config) -> Curator:
     """The LLM curator when a model is configured, else the offline curator."""
     if not config.llm_model:

@@ -58,6 +58,8 @@ _BULLET = re.compile(r"^\s*- \S")
 _FENCE_LINE = re.compile(r"^\s*(```|~~~)")
 # A last line ending like this was most likely cut off by a token limit.
 _DANGLING_END = re.compile(r"(?:[,(\[{:;]|\s[-–—&]|\b(?:and|or|the|a|an|to|of|with))$", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of validating one proposed file: the repaired text, or why it was refused."""

@@ -32,7 +32,6 @@ class JobRun:
 JobFunc = Callable[[JobRun], Mapping[str, Any]]
 
 
-
 def curate_job(run: JobRun) -> Mapping[str, Any]:
     """Nightly curation: every episode entry filed through `day` not consumed yet, and the saves since `since`."""
     curator = curate.make_curator(run.config)
@@ -53,7 +52,6 @@ def audit_job(run: JobRun) -> Mapping[str, Any]:
 def digest_job(run: JobRun) -> Mapping[str, Any]:
     """The weekly digest of the seven days ending on `day` (no LLM)."""
     return write_digest(run.memory, run.period, run.day, dry_run=run.dry_run)
-
 
 
 DEFAULT_JOBS: dict[str, JobFunc] = {"curate": curate_job, "audit": audit_job, "digest": digest_job}

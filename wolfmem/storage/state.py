@@ -185,6 +185,7 @@ class StateStore(Store):
         with self._connect() as db:
             row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
         return row[0] if row else None
+
     # -- provenance: what other machines learn from this one, and the reverse ----------------------
     @guarded
     def outbox(self, limit: int = 500) -> list[tuple[int, dict[str, Any]]]:

@@ -38,6 +38,7 @@ _DATES = (
     re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)? (?P<mn>{_MONTH_RE})\.?,? (?P<y>\d{{4}})\b", re.IGNORECASE),
 )
 
+
 @dataclass
 class Finding:
     """One thing the audit found in a curated file, and what became of its proposed change."""
@@ -53,9 +54,11 @@ class Finding:
     outcome: str = "reported"  # reported | staged | applied | rejected | stale | not-found | skipped-cas | failed
     reasons: list[str] = field(default_factory=list)
 
+
 def line_hash(lines: list[str]) -> str:
     """The content hash of the lines a change touches."""
     return hashlib.sha256("\n".join(line.rstrip() for line in lines).encode()).hexdigest()[:16]
+
 
 def mechanical_findings(rel: str, file_text: str, first_seen: dict[str, str], today: date) -> list[Finding]:
     """Duplicates, empty sections, past dates marked upcoming and sections untouched for 90 days."""
@@ -82,6 +85,7 @@ def mechanical_findings(rel: str, file_text: str, first_seen: dict[str, str], to
                                  f"says it is upcoming, but {past.isoformat()} has passed"))
     return found
 
+
 def _duplicates(rel: str, parsed: markdown.ParsedFile, raw: dict[int, str]) -> list[Finding]:
     found = []
     # Each fact meets only the earlier facts that could be its duplicate (candidates.DuplicateFinder).
@@ -94,6 +98,7 @@ def _duplicates(rel: str, parsed: markdown.ParsedFile, raw: dict[int, str]) -> l
             found.append(Finding("duplicate", rel, pair, "these lines say the same thing"))
         finder.keep(fact.text, number)
     return found
+
 
 def _past_date(fact: str, today: date) -> date | None:
     """The latest full date in the fact, if every date it names is before today."""
@@ -108,9 +113,11 @@ def _past_date(fact: str, today: date) -> date | None:
                 continue
     return max(dates) if dates and max(dates) < today else None
 
+
 def _full_month(name: str) -> str:
     name = name.lower().rstrip(".")
     return next((full for full in _MONTH_NAMES if full.startswith(name)), name)
+
 
 def locate(file_text: str, wanted: str) -> str | None:
     """The file's own line that `wanted` names: verbatim, or the same fact by its normalised text."""
@@ -121,14 +128,17 @@ def locate(file_text: str, wanted: str) -> str | None:
     key = normalise(wanted)
     return next((line for line in lines if line.strip() and normalise(line) == key), None)
 
+
 def locate_exact(file_text: str, line: str) -> str | None:
     """The line itself if the file still holds it verbatim."""
     wanted = line.rstrip()
     return wanted if wanted in (x.rstrip() for x in file_text.splitlines()) else None
 
+
 def audit_strip(line: str) -> str:
     """A line as the model quoted it, without the prompt's [first seen …] / [hand-edited] marks."""
     return re.sub(r"\s*\[(?:first seen [^\]]*|hand-edited[^\]]*)\]\s*$", "", line.rstrip())
+
 
 def edit(file_text: str, old: list[str], new: str) -> str | None:
     """Remove the old lines (or replace them with the one new line); None if any old line is missing."""
@@ -154,6 +164,7 @@ def edit(file_text: str, old: list[str], new: str) -> str | None:
             out.append(line)
     return "".join(out)
 
+
 def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | None:
     """The validate-form change for a finding's action, or None for report-only."""
     # The reason travels into the archive and the report: quoted like everything else the model wrote.
@@ -165,6 +176,7 @@ def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | Non
         kind = "merged" if len(old) > 1 else "superseded"
         return {"kind": kind, "old": old, "new": new, "reason": reason, "source": ", ".join(item.evidence)}
     return None
+
 
 WITHHELD_REF = "[a ref outside the vault, withheld]"
 _REF_TOKEN = re.compile(r"[^\s,;()\[\]<>\"']+")
@@ -188,14 +200,17 @@ def fact_lines(body: str) -> set[str]:
     lines = body.splitlines()
     return {lines[f.line - 1].rstrip() for f in markdown.parse(body).facts if f.line <= len(lines)}
 
+
 def count_outcomes(findings: list[Finding]) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
     for finding in findings:
         counts[finding.outcome] += 1
     return dict(counts)
 
+
 def safe_text(value: str) -> str:
     return quote_untrusted(value, MAX_ITEM_CHARS)
+
 
 def quote_line(line: str) -> str:
     return "“" + safe_text(line) + "”"

@@ -18,11 +18,13 @@ _DATA_BLOCK = re.compile(r"<!-- wolfmem-audit-data\n(.*?)\n-->", re.DOTALL)
 
 MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
+
 def report_rel(month: str) -> str:
     """The vault-relative audit report of a month."""
     if not MONTH.match(month or ""):
         raise UsageError(f"month must look like 2026-10, not {month!r}")
     return f"consolidated/audit-{month}.md"
+
 
 def latest_report_month(memory: Memory) -> str | None:
     """The month of the newest audit report in the vault, if any."""
@@ -32,6 +34,7 @@ def latest_report_month(memory: Memory) -> str | None:
         if MONTH.match(month := rel.removeprefix("consolidated/audit-").removesuffix(".md"))
     )
     return months[-1] if months else None
+
 
 def check_report_path(memory: Memory, month: str) -> None:
     """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
@@ -43,11 +46,13 @@ def check_report_path(memory: Memory, month: str) -> None:
     if existing.strip() and _DATA_BLOCK.search(existing) is None:
         raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")
 
+
 def write_report(memory: Memory, meta: dict[str, Any], findings: list[Finding]) -> str:
     rel = report_rel(meta["month"])
     body = render_report(meta, findings)
     memory.writer.put(rel, body, cause=Cause.REPORT)
     return rel
+
 
 def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
     """The report: a header, each finding with its evidence and change, and the data `audit apply` reads."""
@@ -83,6 +88,7 @@ def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
     data = data.replace("--", "-\\u002d")
     lines += ["", f"{_DATA_OPEN}\n{data}\n-->"]
     return "\n".join(lines) + "\n"
+
 
 def _meta_data(meta: dict[str, Any]) -> dict[str, Any]:
     """The run's facts for the data block, with the text a model or a server wrote quoted."""
@@ -125,6 +131,7 @@ def load_report(report: str, rel: str) -> tuple[dict[str, Any], list[Finding]]:
         return data["meta"], [Finding(**item) for item in data["findings"]]
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{rel}: the audit data is damaged ({exc}); run `wolfmem audit --now` again") from None
+
 
 def summarise(auditor: str, findings: list[Finding], counts: dict[str, int], errors: dict[str, str]) -> str:
     llm = [f for f in findings if f.source == "llm"]

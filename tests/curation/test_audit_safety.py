@@ -54,7 +54,8 @@ def memory(tmp_path, llm_config):
             assert mem.save(fact, "people", topic).status == "saved"
         path = mem.vault.root / PEOPLE
         path.write_text(path.read_text("utf-8") + "".join(line + "\n" for line in HAND), "utf-8")
-        mem.log_episode(INJECTION, "note", when=datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+        # Written by hand, as a person or another tool would: memory_log itself refuses the injection.
+        (mem.vault.root / "episodes/2026-11-14.md").write_text(f"# 2026-11-14\n\n## 09:00 — note\n- {INJECTION}\n")
         mem.log_episode("Tom said he moved to Oslo.", "tom", when=datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
         yield mem
 

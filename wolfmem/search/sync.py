@@ -12,6 +12,7 @@ from pathlib import Path
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.search import parallel
 from wolfmem.search.index import FactDoc, FactIndex
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
@@ -115,6 +116,61 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
         return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
 
 
+@dataclass(frozen=True)
+class Looked:
+    """What reading one file found: its manifest entry (None: gone), its facts when they must be
+    (re)indexed, whether it counts as indexed, and why it was skipped or cut short."""
+
+    entry: ManifestEntry | None
+    docs: list[FactDoc] | None = None
+    indexed: bool = False
+    skipped: str = ""
+
+
+def look(
+    root: Path, rel: str, old: ManifestEntry | None, max_bytes: int, facts: Callable[[str, str], list[FactDoc]]
+) -> Looked:
+    """Read one file and decide what the index needs of it (shared by the syncer and the bulk workers)."""
+    path = root / rel
+    stat = None
+    try:
+        stat = path.stat()
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Looked(None)
+    except OSError as exc:
+        log.warning("skipped %s: cannot read it (%s)", rel, exc)
+        why = f"cannot read: {exc.strerror or exc}"
+        mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
+        return Looked(ManifestEntry(mtime_ns, size, "", time.time_ns(), why), [], skipped=why)
+    revision = content_hash(data)
+    now = time.time_ns()
+    if old is not None and old.revision == revision:
+        still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
+        if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
+            return Looked(old)  # nothing learned yet; keep the manifest untouched
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped))
+    text, note = decode_note(data, max_bytes)
+    if text is None:
+        log.warning("skipped %s: %s", rel, note)
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note), [], skipped=note)
+    if note:
+        # Named like a skipped file, so `reindex` and status say which file was cut short.
+        log.warning("%s: %s", rel, note)
+    entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+    return Looked(entry, facts(rel, text), indexed=True, skipped=note)
+
+
+def dated_facts(rel: str, text: str, seen: Mapping[str, str], today: str) -> tuple[list[FactDoc], set[str]]:
+    """facts_of, knowledge lines dated by first sight: (the docs, the keys seen today for the first time)."""
+    if source_of(rel) != "knowledge":
+        return facts_of(rel, text), set()
+    new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+    if new:
+        seen = {**seen, **dict.fromkeys(new, today)}
+    return facts_of(rel, text, seen), new
+
+
 class Syncer:
     """Brings one vault's index up to date with its files, under the vault lock."""
 
@@ -177,7 +233,11 @@ class Syncer:
         """sync() for a caller that already holds the vault lock; `only` limits it to some files."""
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
-        todo = plan(self.vault.scan(only), known)
+        disk = self.vault.scan(only)
+        todo = plan(disk, known)
+        sizes = {rel: disk[rel].size for rel in todo.check}
+        if parallel.workers_for(list(sizes.values())) > 1:
+            return self._sync_in_workers(todo, sizes, manifest, progress)
         report = SyncReport()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}
@@ -195,6 +255,34 @@ class Syncer:
         self.last_sync = time.time()
         return report
 
+    def _sync_in_workers(
+        self,
+        todo: SyncPlan,
+        sizes: dict[str, int],
+        manifest: Mapping[str, ManifestEntry],
+        progress: Callable[[int, int], None] | None,
+    ) -> SyncReport:
+        """sync_locked for a big job: the files are indexed whole, on every core (see parallel)."""
+        today = self.clock().date().isoformat()
+        first_seen = {rel: self.state.first_seen(rel) for rel in sizes if source_of(rel) == "knowledge"}
+        results = parallel.index_files(
+            self.index, self.vault.root, sizes, manifest, self.max_file_bytes, first_seen, today, progress
+        )
+        report = SyncReport()
+        for result in results:
+            for rel, keys in result.new_keys.items():
+                self.state.note_first_seen(rel, keys, today)
+            report.indexed.extend(result.indexed)
+            report.removed.extend(rel for rel, entry in result.entries.items() if entry is None)
+            report.skipped.update(result.skipped)
+            report.facts += result.facts
+        if todo.remove:
+            self.index.replace_files({}, todo.remove)
+            report.removed.extend(todo.remove)
+        report.indexed.sort()
+        self.last_sync = time.time()
+        return report
+
     def _look(
         self,
         rel: str,
@@ -203,41 +291,15 @@ class Syncer:
         report: SyncReport,
     ) -> ManifestEntry | None:
         """Read one file; queue its facts if its content changed. None when it vanished."""
-        path = self.vault.root / rel
-        stat = None
-        try:
-            stat = path.stat()
-            data = path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            log.warning("skipped %s: cannot read it (%s)", rel, exc)
-            report.skipped[rel] = f"cannot read: {exc.strerror or exc}"
-            docs_by_path[rel] = []
-            mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
-            return ManifestEntry(mtime_ns, size, "", time.time_ns(), report.skipped[rel])
-        revision = content_hash(data)
-        now = time.time_ns()
-        if old is not None and old.revision == revision:
-            still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
-            if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
-                return old  # nothing learned yet; keep the manifest untouched
-            return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped)
-        text, note = decode_note(data, self.max_file_bytes)
-        if text is None:
-            log.warning("skipped %s: %s", rel, note)
-            report.skipped[rel] = note
-            docs_by_path[rel] = []
-            return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
-        if note:
-            # Named like a skipped file, so `reindex` and status say which file was cut short.
-            log.warning("%s: %s", rel, note)
-            report.skipped[rel] = note
-        docs = self._facts(rel, text)
-        docs_by_path[rel] = docs
-        report.indexed.append(rel)
-        report.facts += len(docs)
-        return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+        looked = look(self.vault.root, rel, old, self.max_file_bytes, self._facts)
+        if looked.skipped:
+            report.skipped[rel] = looked.skipped
+        if looked.docs is not None:
+            docs_by_path[rel] = looked.docs
+        if looked.indexed:
+            report.indexed.append(rel)
+            report.facts += len(looked.docs or ())
+        return looked.entry
 
     def reindex_text(self, rel: str, data: bytes) -> None:
         """Index bytes wolfmem itself just wrote, under the caller's vault lock, with no re-read."""
@@ -248,15 +310,12 @@ class Syncer:
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""
-        if source_of(rel) != "knowledge":
-            return facts_of(rel, text)
-        seen = self.state.first_seen(rel)
-        new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+        seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
+        today = self.clock().date().isoformat()
+        docs, new = dated_facts(rel, text, seen, today)
         if new:
-            today = self.clock().date().isoformat()
             self.state.note_first_seen(rel, new, today)
-            seen = {**seen, **dict.fromkeys(new, today)}
-        return facts_of(rel, text, seen)
+        return docs
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Throw the index away and index every file again."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
@@ -22,7 +21,7 @@ from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
-from wolfmem.search.watcher import ChangeFeed
+from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault
@@ -33,9 +32,6 @@ log = logging.getLogger(__name__)
 SOURCES = ("knowledge", "episodes", "consolidated")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
-# With a change feed, searches skip the stat scan while no file event arrived, but never for longer
-# than this: a lost event (a full inotify queue) can leave the index behind by at most this long.
-FULL_SCAN_SECONDS = 2.0
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 Clock = Callable[[], datetime]
@@ -90,9 +86,7 @@ class Memory:
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
         self._saver = Saver(self.writer, self.syncer, self.state, clock)
         self._lock = threading.RLock()
-        self._feed: ChangeFeed | None = None
-        self._feed_seen = -1
-        self._scanned_at = 0.0
+        self._changes: InotifyChanges | None = None
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -102,11 +96,11 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Stop the change feed, if any, and release the index."""
+        """Stop watching, if watching, and release the index."""
         with self._lock:
-            if self._feed is not None:
-                self._feed.stop()
-                self._feed = None
+            if self._changes is not None:
+                self._changes.close()
+                self._changes = None
             self.index.close()
             self.history.close()
 
@@ -115,39 +109,52 @@ class Memory:
         with self._lock:
             self.index.release_readers()
 
-    def watch(self) -> None:
-        """Watch the vault from this process, so searches skip the stat scan while nothing changed.
+    def watch(self) -> bool:
+        """Watch the vault from this process, so a search re-reads only the files changed since the last.
 
         For long-lived processes (the MCP server); a one-shot command is better off scanning once.
+        On Linux this is an inotify queue drained before each search, as exact as a full scan (see
+        search.changes); elsewhere it returns False and every search keeps stat-ing every file.
         """
         with self._lock:
-            if self._feed is None:
-                self._feed = ChangeFeed(self.vault)
-                self._feed.start()
+            if self._changes is None:
+                changes = InotifyChanges(self.vault)
+                if not changes.start():
+                    return False
+                self._changes = changes
+            return True
 
     def sync(self) -> SyncReport:
-        """Bring the index up to date with the files on disk."""
+        """Bring the index up to date with every write to the vault that completed before this call."""
         with self._lock:
-            feed = self._feed
-            if feed is not None:
-                feed.rearm_if_needed()
-                if (
-                    feed.healthy
-                    and feed.events == self._feed_seen
-                    and time.monotonic() - self._scanned_at < FULL_SCAN_SECONDS
-                ):
-                    return SyncReport()
-                # Read before scanning: an event during the scan makes the next search scan again.
-                seen = feed.events
+            changes = self._changes
+            pending = None
+            if changes is not None:
+                try:
+                    pending = changes.drain()
+                except OSError as exc:  # e.g. the watch limit reached while watching a new folder
+                    log.warning("stopped watching %s (%s); searches will stat every file", self.vault.root, exc)
+                    changes.close()
+                    self._changes = changes = None
             try:
-                report = self.syncer.sync()
-            except WolfmemError:
+                return self._sync_pending(pending)
+            except BaseException:
+                if changes is not None and pending is not None:
+                    changes.failed(pending)
                 raise
-            except OSError as exc:
-                raise IndexUnavailable(f"the index could not be brought up to date: {exc}") from exc
-            if feed is not None:
-                self._feed_seen, self._scanned_at = seen, time.monotonic()
-            return report
+
+    def _sync_pending(self, pending: Pending | None) -> SyncReport:
+        """Scan every file (no queue, or it asked for a rescan), or re-read the files it named."""
+        try:
+            if pending is None or pending.rescan:
+                return self.syncer.sync()
+            if pending.paths:
+                return self.syncer.sync(only=sorted(pending.paths), exact=True)
+            return SyncReport()
+        except WolfmemError:
+            raise
+        except OSError as exc:
+            raise IndexUnavailable(f"the index could not be brought up to date: {exc}") from exc
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Rebuild the index from scratch."""

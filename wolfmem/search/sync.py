@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import time
@@ -64,6 +65,14 @@ def plan(
     return SyncPlan(tuple(sorted(check)), tuple(sorted(remove)))
 
 
+def plan_changed(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], rels: Sequence[str]) -> SyncPlan:
+    """The plan for files known to have changed: look at each one still on disk, drop the others."""
+    return SyncPlan(
+        tuple(sorted(rel for rel in rels if rel in disk)),
+        tuple(sorted(rel for rel in rels if rel not in disk and rel in manifest)),
+    )
+
+
 def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
     """The index documents of one file's text: one per fact, with its neighbours as context.
 
@@ -77,7 +86,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
     for position, fact in enumerate(facts):
-        digest = hashlib.sha1(fact.text.encode()).hexdigest()[:12]
+        digest = _text_digest(fact.text)
         occurrences[digest] = occurrences.get(digest, 0) + 1
         key = fact_key(fact.text)
         neighbours = [
@@ -101,6 +110,12 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     return docs
 
 
+@functools.lru_cache(maxsize=32768)
+def _text_digest(text: str) -> str:
+    """A fact's id within its file (remembered like fact_key: a save re-ids only the lines it changed)."""
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
 def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
     """The text to index from a file's bytes, or None and why it cannot be indexed; a note on truncation."""
     if b"\x00" in data[:8192]:
@@ -114,6 +129,11 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
         return data.decode("utf-8-sig"), note
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+
+
+def _stat_of(manifest: Mapping[str, ManifestEntry], rel: str) -> tuple[int, int] | None:
+    entry = manifest.get(rel)
+    return None if entry is None else (entry.mtime_ns, entry.size)
 
 
 @dataclass(frozen=True)
@@ -216,28 +236,39 @@ class Syncer:
         return max(stamps) if stamps else None
 
     def sync(
-        self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        only: Sequence[str] | None = None,
+        exact: bool = False,
     ) -> SyncReport:
-        """Make the index reflect the files on disk (or just `only` of them); cheap when nothing changed."""
+        """Make the index reflect the files on disk (or just `only` of them); cheap when nothing changed.
+
+        exact=True says `only` are known to have changed (an inotify event named them): each is re-read
+        and hashed whatever its stat says, since a rewrite within one mtime tick can keep the stat.
+        """
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
-        if not plan(self.vault.scan(only), known):
+        if not exact and not plan(self.vault.scan(only), known):
             self.last_sync = time.time()
             return SyncReport()
         with self.vault.lock():
-            return self.sync_locked(progress, only)
+            return self.sync_locked(progress, only, exact)
 
     def sync_locked(
-        self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        only: Sequence[str] | None = None,
+        exact: bool = False,
     ) -> SyncReport:
         """sync() for a caller that already holds the vault lock; `only` limits it to some files."""
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
         disk = self.vault.scan(only)
-        todo = plan(disk, known)
-        sizes = {rel: disk[rel].size for rel in todo.check}
-        if parallel.workers_for(list(sizes.values())) > 1:
-            return self._sync_in_workers(todo, sizes, manifest, progress)
+        todo = plan_changed(disk, known, only) if exact and only is not None else plan(disk, known)
+        # Only new or changed files count towards a big job: racily clean ones are usually unchanged.
+        changed = [disk[rel].size for rel in todo.check if (disk[rel].mtime_ns, disk[rel].size) != _stat_of(known, rel)]
+        if parallel.workers_for(changed) > 1:
+            return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)
         report = SyncReport()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}

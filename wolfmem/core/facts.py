@@ -184,8 +184,8 @@ def normalise(fact: str) -> str:
 
 # A save keys every fact of its file to look for a duplicate, and again to index it; remembering the
 # keys of recent lines (the five curated files of a 100k-fact vault hold 10k) means only the lines
-# that changed are keyed. An entry is ~250 bytes, so the bound is ~8 MB.
-@functools.lru_cache(maxsize=32768)
+# that changed are keyed. An entry is ~300 bytes, so the bound is ~5 MB.
+@functools.lru_cache(maxsize=16384)
 def fact_key(text: str) -> str:
     """The exact-duplicate key of a fact: a digest of its normalised text."""
     return hashlib.sha1(normalise(text).encode()).hexdigest()[:16]

@@ -176,6 +176,9 @@ def parse(text: str) -> ParsedFile:
 
 _RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
 _RECENT_SIZE = 16
+# A parse holds ~3× its text in Fact objects; the texts remembered are bounded in total too, so a
+# sync through many big files leaves a few MB behind at most (the daemon's memory).
+_RECENT_CHARS = 1_500_000
 _RECENT_GUARD = threading.Lock()
 
 
@@ -202,7 +205,7 @@ def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
     with _RECENT_GUARD:
         _RECENT[text] = result
         _RECENT.move_to_end(text)
-        while len(_RECENT) > _RECENT_SIZE:
+        while len(_RECENT) > _RECENT_SIZE or sum(map(len, _RECENT)) > _RECENT_CHARS:
             _RECENT.popitem(last=False)
 
 

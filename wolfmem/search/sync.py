@@ -110,7 +110,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     return docs
 
 
-@functools.lru_cache(maxsize=32768)
+@functools.lru_cache(maxsize=16384)
 def _text_digest(text: str) -> str:
     """A fact's id within its file (remembered like fact_key: a save re-ids only the lines it changed)."""
     return hashlib.sha1(text.encode()).hexdigest()[:12]

@@ -1,0 +1,163 @@
+"""Load scenarios of scripts/bench.py, in real processes: writers racing an editor, and stale reads.
+
+- `writers_and_editor`: N writer processes each save their share of distinct facts (all five types)
+  while an editor process rewrites one curated file every `every` seconds — alternately appending in
+  place and saving the VS Code way (temp file, compare, rename). Counted at the end: saves that
+  returned a receipt, errors, facts missing from the files, editor lines missing, and the save
+  latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
+- `stale_reads`: one process edits files (in place, by rename, by append) and says when each write
+  has returned; a watching Memory in this process searches for it at once. Any miss is a stale read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from wolfmem import Memory
+from wolfmem.core.markdown import parse
+from wolfmem.storage.vault import CURATED
+
+EDITED = "people"
+
+_WRITER = """
+import json, sys, time
+from wolfmem import Memory
+vault, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+kinds = {kinds!r}
+out = []
+with Memory(vault) as memory:
+    memory.search("warm up")
+    print("ready", flush=True)
+    sys.stdin.readline()
+    for n in range(count):
+        kind = kinds[n % len(kinds)]
+        fact = f"Writer {{worker}} logged load item w{{worker}}n{{n}} for {{kind}}"
+        start = time.perf_counter()
+        try:
+            status = memory.save(fact, type=kind).status
+        except Exception as exc:
+            status = f"error: {{type(exc).__name__}}: {{exc}}"
+        out.append([fact, kind, status, (time.perf_counter() - start) * 1000])
+print(json.dumps(out), flush=True)
+""".format(kinds=CURATED)
+
+_EDITOR = """
+import os, sys, time
+path, every, stop = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+n = 0
+while not os.path.exists(stop):
+    line = f"- editor line {n} added by hand\\n".encode()
+    if n % 2:
+        with open(path, "ab") as handle:  # an in-place append
+            handle.write(line)
+    else:
+        while True:  # VS Code: write a temp file, check the file did not change, rename over it
+            with open(path, "rb") as handle:
+                seen = handle.read()
+            with open(path + ".editor~", "wb") as handle:
+                handle.write(seen + line)
+            with open(path, "rb") as handle:
+                if handle.read() == seen:
+                    os.replace(path + ".editor~", path)
+                    break
+    n += 1
+    time.sleep(every)
+print(n, flush=True)
+"""
+
+
+def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int, every: float) -> dict[str, object]:
+    """Run the scenario; what landed, what failed, what was lost, and how long saves took."""
+    stop = root.parent / f"{root.name}.editor-stop"
+    edited = root / "knowledge" / f"{EDITED}.md"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(root), str(w), str(each)], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        for w in range(writers)
+    ]
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready"
+    editor = subprocess.Popen([sys.executable, "-c", _EDITOR, str(edited), str(every), str(stop)],
+                              env=env, stdout=subprocess.PIPE, text=True)
+    start = time.perf_counter()
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    results = []
+    for proc in procs:
+        proc.stdin.close()
+        results.extend(json.loads(proc.stdout.read()))
+        proc.wait(timeout=600)
+    seconds = time.perf_counter() - start
+    stop.touch()
+    edits = int(editor.communicate(timeout=60)[0])
+    stop.unlink()
+
+    on_file: set[str] = set()
+    for name in CURATED:
+        on_file.update(fact.text for fact in parse((root / "knowledge" / f"{name}.md").read_text("utf-8")).facts)
+    saved = [row for row in results if row[2] in ("saved", "duplicate")]
+    errors = [row[2] for row in results if row[2] not in ("saved", "duplicate")]
+    lost = [row[0] for row in saved if row[0] not in on_file]
+    editor_lost = [n for n in range(edits) if f"editor line {n} added by hand" not in on_file]
+    busy = [row[3] for row in results if row[1] == EDITED]
+    calm = [row[3] for row in results if row[1] != EDITED]
+    return {
+        "saves": len(saved), "total": len(results), "errors": errors, "lost": lost,
+        "editor_edits": edits, "editor_lost": editor_lost, "rate": len(results) / seconds,
+        "busy_ms": (statistics.median(busy), max(busy)), "calm_ms": (statistics.median(calm), max(calm)),
+    }
+
+
+_EDITS = """
+import os, sys
+from pathlib import Path
+root, rounds = Path(sys.argv[1]), int(sys.argv[2])
+for n in range(rounds):
+    path = root / "knowledge" / f"stale-{n % 3}.md"
+    text = f"- stale probe round{n}zq written\\n"
+    if n % 3 == 0:
+        path.write_text(text, "utf-8")
+    elif n % 3 == 1:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, "utf-8")
+        os.replace(tmp, path)
+    else:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    print(n, flush=True)
+    sys.stdin.readline()
+"""
+
+
+def stale_reads(memory: Memory, env: dict[str, str], rounds: int) -> tuple[int, int]:
+    """(stale reads, rounds) of a write-then-search loop across two processes."""
+    memory.watch()
+    proc = subprocess.Popen([sys.executable, "-c", _EDITS, str(memory.vault.root), str(rounds)], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    stale = 0
+    try:
+        for n in range(rounds):
+            assert proc.stdout.readline().strip() == str(n)
+            hits = memory.search(f"round{n}zq")
+            stale += not any(f"round{n}zq" in hit.text for hit in hits)
+            proc.stdin.write("next\n")
+            proc.stdin.flush()
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    for n in range(3):
+        (memory.vault.root / "knowledge" / f"stale-{n}.md").unlink(missing_ok=True)
+    return stale, rounds
+
+
+def environment(state: Path, work: Path) -> dict[str, str]:
+    """The environment the bench's subprocesses run with (their own state, logs and no config)."""
+    return dict(os.environ, WOLFMEM_STATE_DIR=str(state), WOLFMEM_LOG_DIR=str(work / "logs"),
+                WOLFMEM_CONFIG=str(work / "no-config.toml"))

@@ -5,8 +5,8 @@
   place and saving the VS Code way (temp file, compare, rename). Counted at the end: saves that
   returned a receipt, errors, facts missing from the files, editor lines missing, and the save
   latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
-- `stale_reads`: one process edits files (in place, by rename, by append) and says when each write
-  has returned; a watching Memory in this process searches for it at once. Any miss is a stale read.
+- `stale_reads`: one process edits files (tests/editor_loop.py: in place, by rename, by append) and
+  says when each write has returned; a watching Memory in this process searches for it at once. Any miss is a stale read.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from editor_loop import EDITS  # tests/, on the bench's path
 
 from wolfmem import Memory
 from wolfmem.core.markdown import parse
@@ -115,31 +117,10 @@ def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int,
     }
 
 
-_EDITS = """
-import os, sys
-from pathlib import Path
-root, rounds = Path(sys.argv[1]), int(sys.argv[2])
-for n in range(rounds):
-    path = root / "knowledge" / f"stale-{n % 3}.md"
-    text = f"- stale probe round{n}zq written\\n"
-    if n % 3 == 0:
-        path.write_text(text, "utf-8")
-    elif n % 3 == 1:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, path)
-    else:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
-    print(n, flush=True)
-    sys.stdin.readline()
-"""
-
-
 def stale_reads(memory: Memory, env: dict[str, str], rounds: int) -> tuple[int, int]:
     """(stale reads, rounds) of a write-then-search loop across two processes."""
     memory.watch()
-    proc = subprocess.Popen([sys.executable, "-c", _EDITS, str(memory.vault.root), str(rounds)], env=env,
+    proc = subprocess.Popen([sys.executable, "-c", EDITS, str(memory.vault.root), str(rounds)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     stale = 0
     try:
@@ -153,7 +134,7 @@ def stale_reads(memory: Memory, env: dict[str, str], rounds: int) -> tuple[int, 
         proc.stdin.close()
         proc.wait(timeout=60)
     for n in range(3):
-        (memory.vault.root / "knowledge" / f"stale-{n}.md").unlink(missing_ok=True)
+        (memory.vault.root / "knowledge" / f"loop-{n}.md").unlink(missing_ok=True)
     return stale, rounds
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from editor_loop import EDITS
 
 from wolfmem import Config, Memory
 from wolfmem.search import changes
@@ -132,27 +133,6 @@ def test_without_inotify_every_search_stats_every_file(
     assert None in scans
 
 
-# Writes a new marker, says which, and waits for the reader to answer before the next one.
-_WRITER = """
-import os, sys
-from pathlib import Path
-root, rounds = Path(sys.argv[1]), int(sys.argv[2])
-for n in range(rounds):
-    path = root / "knowledge" / f"loop{n % 3}.md"
-    text = f"- marker round{n}zq was written\\n"
-    if n % 3 == 0:
-        path.write_text(text, "utf-8")  # in place
-    elif n % 3 == 1:
-        tmp = path.with_name(f".{path.name}.tmp")  # temp file and rename, as most editors save
-        tmp.write_text(text, "utf-8")
-        os.replace(tmp, path)
-    else:
-        with open(path, "a", encoding="utf-8") as handle:  # append to what is there
-            handle.write(text)
-    print(n, flush=True)
-    sys.stdin.readline()
-"""
-
 _SAVER = """
 import sys
 from wolfmem import Config, Memory
@@ -171,7 +151,7 @@ ROUNDS = 60
 def test_write_then_search_across_processes_never_reads_stale(
     vault: Path, config: Config, tmp_path: Path, writer: str
 ) -> None:
-    script, args = (_WRITER, [str(vault)]) if writer == "editor" else (_SAVER, [str(vault), config.state_dir])
+    script, args = (EDITS, [str(vault)]) if writer == "editor" else (_SAVER, [str(vault), config.state_dir])
     with Memory(vault, config) as reader:
         assert reader.watch()
         reader.search("warm up")

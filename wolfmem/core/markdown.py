@@ -178,7 +178,7 @@ _RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
 _RECENT_SIZE = 16
 # A parse holds ~3× its text in Fact objects; the texts remembered are bounded in total too, so a
 # sync through many big files leaves a few MB behind at most (the daemon's memory).
-_RECENT_CHARS = 1_500_000
+_RECENT_CHARS = 3_000_000
 _RECENT_GUARD = threading.Lock()
 
 
@@ -207,6 +207,12 @@ def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
         _RECENT.move_to_end(text)
         while len(_RECENT) > _RECENT_SIZE or sum(map(len, _RECENT)) > _RECENT_CHARS:
             _RECENT.popitem(last=False)
+
+
+def _forget(*texts: str) -> None:
+    with _RECENT_GUARD:
+        for text in texts:
+            _RECENT.pop(text, None)
 
 
 def _parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
@@ -328,6 +334,7 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
         if _landed(before, after, bullet, heading, line):
             if section is not None:
                 _remember(new_text, (after, _scan(base)[1]))  # indexing the new text needs no parse
+                _forget(text, base)  # superseded: keeping them would push other files' parses out
             return new_text, line
     raise ValueError(
         f"could not add {bullet!r} under '## {heading}': the file's markdown swallows the new "

@@ -84,7 +84,7 @@ class Memory:
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
         self.history = History(self.vault.state_dir / "history.sqlite")
         self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
-        self._saver = Saver(self.writer, self.syncer, self.state, clock)
+        self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
 
@@ -142,6 +142,12 @@ class Memory:
                 if changes is not None and pending is not None:
                     changes.failed(pending)
                 raise
+
+    def _refresh_for_save(self) -> object:
+        """What a save brings up to date first: everything changed, when watching; else the curated files."""
+        if self._changes is not None:
+            return self.sync()
+        return self.syncer.sync(only=CURATED_PATHS)
 
     def _sync_pending(self, pending: Pending | None) -> SyncReport:
         """Scan every file (no queue, or it asked for a rescan), or re-read the files it named."""

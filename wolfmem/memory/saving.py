@@ -105,12 +105,20 @@ class Saver:
     """Performs memory_save for one vault."""
 
     def __init__(
-        self, writer: VaultWriter, syncer: Syncer, state: StateStore, clock: Callable[[], datetime]
+        self,
+        writer: VaultWriter,
+        syncer: Syncer,
+        state: StateStore,
+        clock: Callable[[], datetime],
+        refresh: Callable[[], object] | None = None,
     ) -> None:
         self.writer = writer
         self.syncer = syncer
         self.state = state
         self.clock = clock
+        # Dedup compares against the curated files only, so only they must be fresh; a watching
+        # Memory passes its own sync, which re-reads just the files its inotify queue names.
+        self.refresh = refresh or (lambda: syncer.sync(only=CURATED_PATHS))
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -134,8 +142,7 @@ class Saver:
         name = route(type_name)
         heading = clean_topic(topic)
         sentence = clean_fact(fact)
-        # Dedup compares against the curated files only, so only they must be fresh here.
-        self.syncer.sync(only=CURATED_PATHS)
+        self.refresh()
         with self.syncer.index.snapshot():
             duplicate, contradicted = self._dedup(sentence)
         if duplicate is not None:

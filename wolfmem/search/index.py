@@ -1,4 +1,4 @@
-"""The fact-level full-text index. The only module that imports whoosh (besides the shared stemmer)."""
+"""The fact-level full-text index. Only it and `segments` import whoosh (besides the shared stemmer)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,8 @@ import contextlib
 import hashlib
 import json
 import logging
-import mmap
-import os
 import pickle
 import re
-import secrets
 import shutil
 import struct
 import time
@@ -22,18 +19,14 @@ from typing import Any, Protocol
 
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh import scoring
 from whoosh.analysis import Filter, StemmingAnalyzer
 from whoosh.fields import ID, TEXT, Schema
-from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.filetables import FileFormatError
-from whoosh.filedb.structfile import StructFile
-from whoosh.reading import EmptyReader, MultiReader, SegmentReader
-from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
 from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.errors import IndexUnavailable
+from wolfmem.search.segments import WORKER_SCRATCH, MappedStorage, WorkerStorage, open_searcher, refreshed
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 
 log = logging.getLogger(__name__)
@@ -44,7 +37,6 @@ _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
 _ORPHAN_SLACK = 5
 _OPEN_ATTEMPTS = 25
-_WORKER_SCRATCH = "wolfmem-worker-"
 _POOL_MB = 16
 # What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
 _CORRUPT = (
@@ -199,9 +191,9 @@ class FactIndex:
         if version != SCHEMA_VERSION:
             return False
         try:
-            ix = self._retry(lambda: _MappedStorage(str(self.directory)).open_index())
+            ix = self._retry(lambda: MappedStorage(str(self.directory)).open_index())
             # Opening a searcher reads every segment, so damaged segment files show up here too.
-            searcher = self._retry(lambda: _open_searcher(ix))
+            searcher = self._retry(lambda: open_searcher(ix, FIELD_WEIGHTS))
         except IndexUnavailable:
             return False
         except (OSError, *_CORRUPT) as exc:
@@ -215,7 +207,7 @@ class FactIndex:
         if self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._ix = _MappedStorage(str(self.directory)).create_index(_schema())
+        self._ix = MappedStorage(str(self.directory)).create_index(_schema())
         self.catalog = Catalog(self.directory / _CATALOG_FILE)
         # The marker comes last: an index without it is unfinished and gets rebuilt.
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
@@ -322,7 +314,7 @@ class FactIndex:
             raise
         # A merge policy that merges nothing and lists the new segments: Whoosh's documented hook.
         writer.commit(mergetype=lambda _writer, kept: [*kept, *segments])
-        for scratch in self.directory.glob(f"{_WORKER_SCRATCH}*"):  # left by a worker that was killed
+        for scratch in self.directory.glob(f"{WORKER_SCRATCH}*"):  # left by a worker that was killed
             shutil.rmtree(scratch, ignore_errors=True)
         self.catalog.commit(entries, rows)
         return parts
@@ -398,9 +390,9 @@ class FactIndex:
         self.open()
         assert self._ix is not None
         if self._searcher is not None and not self._retry(self._searcher.up_to_date):
-            self._searcher = self._retry(lambda: _refreshed(self._ix, self._searcher))
+            self._searcher = self._retry(lambda: refreshed(self._ix, self._searcher, FIELD_WEIGHTS))
         if self._searcher is None:
-            self._searcher = self._retry(lambda: _open_searcher(self._ix))
+            self._searcher = self._retry(lambda: open_searcher(self._ix, FIELD_WEIGHTS))
         return self._searcher
 
     @staticmethod
@@ -418,35 +410,6 @@ class FactIndex:
         raise IndexUnavailable(f"the search index cannot be opened: {last}; run `wolfmem reindex`")
 
 
-class _MappedStorage(FileStorage):
-    """The index folder, its segment files read through memory maps.
-
-    A search reads a field length or a posting block at a time; from a plain file each is a seek
-    and a read system call, from a map it is a slice of the page cache. Segment files are never
-    changed in place (a commit writes new ones), so a map never sees a file shrink under it.
-    """
-
-    def open_file(self, name: str, **kwargs: Any) -> StructFile:
-        if os.name != "posix":
-            return super().open_file(name, **kwargs)  # a mapped file cannot be deleted on Windows
-        with open(self._fpath(name), "rb") as handle:
-            if os.fstat(handle.fileno()).st_size == 0:
-                return super().open_file(name, **kwargs)
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        return StructFile(mapped, name=name, **kwargs)
-
-
-class _WorkerStorage(FileStorage):
-    """The index folder, with scratch space of this process's own.
-
-    Every Whoosh writer keeps its scratch files in `<index>/MAIN.tmp` and deletes that folder when
-    it finishes, which is right for one writer at a time but not for several workers at once.
-    """
-
-    def temp_storage(self, name: str | None = None) -> FileStorage:
-        return super().temp_storage(f"{_WORKER_SCRATCH}{os.getpid()}-{secrets.token_hex(4)}.tmp")
-
-
 class SegmentBuilder:
     """Writes facts into one new segment of an index whose write lock another process holds.
 
@@ -455,7 +418,7 @@ class SegmentBuilder:
     """
 
     def __init__(self, directory: Path) -> None:
-        ix = _WorkerStorage(str(directory)).open_index()
+        ix = WorkerStorage(str(directory)).open_index()
         self._writer = SegmentWriter(ix, _lk=False, compound=False)
         self._added = False
 
@@ -475,63 +438,6 @@ class SegmentBuilder:
         """Drop what was written."""
         if not self._writer.is_closed:
             self._writer.cancel()
-
-
-def _open_searcher(ix: whoosh_index.Index):
-    searcher = ix.searcher(weighting=_weighting())
-    for reader, _ in searcher.reader().leaf_readers():
-        _prime(reader)
-    return searcher
-
-
-def _prime(reader: SegmentReader) -> None:
-    """Open the segment files Whoosh would otherwise open on first use, while they surely exist.
-
-    A segment's stored fields and field lengths are separate files opened lazily; by then another
-    process's merge may have deleted them (an open file or map survives that, a missing one does not).
-    """
-    if reader.doc_count_all():
-        reader.stored_fields(0)
-        for field in FIELD_WEIGHTS:
-            reader.doc_field_length(0, field)
-
-
-def _weighting() -> scoring.WeightingModel:
-    return scoring.BM25F(B=0.75, K1=1.2)
-
-
-def _refreshed(ix: whoosh_index.FileIndex, old: Searcher) -> Searcher:
-    """A searcher over the latest commit that keeps the old one's readers of segments that did not change.
-
-    Whoosh's own `refresh` matches segments by id alone, so a reused reader would miss deletions
-    made since (and it re-adds segments merged away); here a segment is the same only with the
-    same deletion count, as deletions are only ever added. Reopening every segment instead cost
-    most of a save at 100k facts.
-    """
-    toc = ix._read_toc()
-    kept = {
-        (reader.segment().segment_id(), reader.segment().deleted_count()): reader
-        for reader, _ in old.reader().leaf_readers()
-        if reader.segment() is not None
-    }
-    readers, opened = [], []
-    try:
-        for segment in toc.segments:
-            reader = kept.pop((segment.segment_id(), segment.deleted_count()), None)
-            if reader is None:
-                reader = SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)
-                opened.append(reader)
-                _prime(reader)
-            readers.append(reader)
-    except BaseException:
-        for reader in opened:  # the old searcher still owns the rest
-            reader.close()
-        raise
-    for reader in kept.values():
-        reader.close()
-    # A MultiReader even for one segment: it carries the new generation, which up_to_date compares.
-    combined = MultiReader(readers, generation=toc.generation) if readers else EmptyReader(toc.schema)
-    return Searcher(combined, fromindex=ix, weighting=_weighting())
 
 
 def _fields(doc: FactDoc) -> dict[str, object]:

@@ -1,8 +1,8 @@
 """Load scenarios of scripts/bench.py, in real processes: writers racing an editor, and stale reads.
 
 - `writers_and_editor`: N writer processes each save their share of distinct facts (all five types)
-  while an editor process rewrites one curated file every `every` seconds — alternately appending in
-  place and saving the VS Code way (temp file, compare, rename). Counted at the end: saves that
+  while an editor process rewrites one curated file every `every` seconds, changing a line of its
+  own — alternately in place (as vim does) and the VS Code way (temp file, compare, rename). Counted at the end: saves that
   returned a receipt, errors, facts missing from the files, editor lines missing, and the save
   latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
 - `stale_reads`: one process edits files (tests/editor_loop.py: in place, by rename, by append) and
@@ -50,24 +50,31 @@ print(json.dumps(out), flush=True)
 """.format(kinds=CURATED)
 
 _EDITOR = """
-import os, sys, time
+import os, re, sys, time
 path, every, stop = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+marker = re.compile(rb"- editor revision \\d+ saved by hand\\n")
 n = 0
 while not os.path.exists(stop):
-    line = f"- editor line {n} added by hand\\n".encode()
-    if n % 2:
-        with open(path, "ab") as handle:  # an in-place append
-            handle.write(line)
-    else:
-        while True:  # VS Code: write a temp file, check the file did not change, rename over it
-            with open(path, "rb") as handle:
-                seen = handle.read()
-            with open(path + ".editor~", "wb") as handle:
-                handle.write(seen + line)
-            with open(path, "rb") as handle:
-                if handle.read() == seen:
-                    os.replace(path + ".editor~", path)
-                    break
+    line = f"- editor revision {n} saved by hand\\n".encode()
+    while True:
+        with open(path, "rb") as handle:
+            seen = handle.read()
+        new = marker.sub(line, seen, count=1) if marker.search(seen) else seen + line
+        if n % 2:  # in place, as vim does by default
+            with open(path, "r+b") as handle:
+                if handle.read() != seen:
+                    continue
+                handle.seek(0)
+                handle.write(new)
+                handle.truncate()
+            break
+        # VS Code: write a temp file, check the file did not change, rename over it
+        with open(path + ".editor~", "wb") as handle:
+            handle.write(new)
+        with open(path, "rb") as handle:
+            if handle.read() == seen:
+                os.replace(path + ".editor~", path)
+                break
     n += 1
     time.sleep(every)
 print(n, flush=True)
@@ -107,7 +114,9 @@ def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int,
     saved = [row for row in results if row[2] in ("saved", "duplicate")]
     errors = [row[2] for row in results if row[2] not in ("saved", "duplicate")]
     lost = [row[0] for row in saved if row[0] not in on_file]
-    editor_lost = [n for n in range(edits) if f"editor line {n} added by hand" not in on_file]
+    # The editor keeps one line of its own, rewritten each time: its last revision must be there, once.
+    text = edited.read_text("utf-8")
+    editor_lost = [] if text.count(f"- editor revision {edits - 1} saved by hand\n") == 1 else [edits - 1]
     busy = [row[3] for row in results if row[1] == EDITED]
     calm = [row[3] for row in results if row[1] != EDITED]
     return {

@@ -3,8 +3,10 @@
 - `writers_and_editor`: N writer processes each save their share of distinct facts (all five types)
   while an editor process rewrites one curated file every `every` seconds, changing a line of its
   own — alternately in place (as vim does) and the VS Code way (temp file, compare, rename). Counted at the end: saves that
-  returned a receipt, errors, facts missing from the files, editor lines missing, and the save
-  latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
+  returned a receipt, errors, facts missing from the files, editor lines missing, how often the
+  editor's rename displaced a version it had not checked (it overwrote a save that landed between
+  its check and its rename: a race no program the editor does not lock against can prevent), and
+  the save latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
 - `stale_reads`: one process edits files (tests/editor_loop.py: in place, by rename, by append) and
   says when each write has returned; a watching Memory in this process searches for it at once. Any miss is a stale read.
 """
@@ -50,10 +52,25 @@ print(json.dumps(out), flush=True)
 """.format(kinds=CURATED)
 
 _EDITOR = """
-import os, re, sys, time
+import ctypes, os, re, sys, time
 path, every, stop = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 marker = re.compile(rb"- editor revision \\d+ saved by hand\\n")
-n = 0
+rename = ctypes.CDLL(None, use_errno=True).renameat2
+
+
+def replace(tmp, path, seen):
+    # os.replace, but say whether it displaced a version other than the one checked a moment ago
+    # (another writer landed between the check and the rename: this editor just overwrote it).
+    if rename(-100, tmp.encode(), -100, path.encode(), 2) != 0:  # RENAME_EXCHANGE
+        os.replace(tmp, path)
+        return 0
+    with open(tmp, "rb") as handle:
+        displaced = handle.read()
+    os.unlink(tmp)
+    return int(displaced != seen)
+
+
+n = clobbered = 0
 while not os.path.exists(stop):
     line = f"- editor revision {n} saved by hand\\n".encode()
     while True:
@@ -73,11 +90,11 @@ while not os.path.exists(stop):
             handle.write(new)
         with open(path, "rb") as handle:
             if handle.read() == seen:
-                os.replace(path + ".editor~", path)
+                clobbered += replace(path + ".editor~", path, seen)
                 break
     n += 1
     time.sleep(every)
-print(n, flush=True)
+print(n, clobbered, flush=True)
 """
 
 
@@ -105,7 +122,7 @@ def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int,
         proc.wait(timeout=600)
     seconds = time.perf_counter() - start
     stop.touch()
-    edits = int(editor.communicate(timeout=60)[0])
+    edits, clobbered = map(int, editor.communicate(timeout=60)[0].split())
     stop.unlink()
 
     on_file: set[str] = set()
@@ -121,7 +138,7 @@ def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int,
     calm = [row[3] for row in results if row[1] != EDITED]
     return {
         "saves": len(saved), "total": len(results), "errors": errors, "lost": lost,
-        "editor_edits": edits, "editor_lost": editor_lost, "rate": len(results) / seconds,
+        "editor_edits": edits, "editor_lost": editor_lost, "editor_clobbered": clobbered, "rate": len(results) / seconds,
         "busy_ms": (statistics.median(busy), max(busy)), "calm_ms": (statistics.median(calm), max(calm)),
     }
 

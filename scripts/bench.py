@@ -347,7 +347,8 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
         load = writers_and_editor(root, env, 4, each, 0.1)
         row["load"] = (f"{load['saves']:,} of {load['total']:,} saves, {len(load['errors'])} errors, "
                        f"{len(load['lost'])} lost ({load['editor_clobbered']} overwritten by the editor's rename); "
-                       f"editor {load['editor_edits']} edits, {len(load['editor_lost'])} lost; {load['rate']:.1f} saves/s")
+                       f"editor {load['editor_edits']} edits, {len(load['editor_lost'])} lost; "
+                       f"{load['rate']:.1f} saves/s")
         # A save the editor's own rename overwrote after it landed is the editor's loss, shown apart.
         row["_load"] = str(int(load["saves"] == load["total"] and not load["errors"]
                                and len(load["lost"]) <= load["editor_clobbered"]))

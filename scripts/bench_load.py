@@ -1,14 +1,16 @@
 """Load scenarios of scripts/bench.py, in real processes: writers racing an editor, and stale reads.
 
-- `writers_and_editor`: N writer processes each save their share of distinct facts (all five types)
-  while an editor process rewrites one curated file every `every` seconds, changing a line of its
-  own — alternately in place (as vim does) and the VS Code way (temp file, compare, rename). Counted at the end: saves that
-  returned a receipt, errors, facts missing from the files, editor lines missing, how often the
-  editor's rename displaced a version it had not checked (it overwrote a save that landed between
-  its check and its rename: a race no program the editor does not lock against can prevent), and
-  the save latencies to the file the editor rewrites and to the others (a busy file must slow only its own).
-- `stale_reads`: one process edits files (tests/editor_loop.py: in place, by rename, by append) and
-  says when each write has returned; a watching Memory in this process searches for it at once. Any miss is a stale read.
+- `writers_and_editor`: N writer processes each save their share of distinct facts (all five
+  types) while an editor process rewrites one curated file every `every` seconds, changing a line
+  of its own — alternately in place (as vim does) and the VS Code way (temp file, compare,
+  rename). Counted at the end: saves that returned a receipt, errors, facts missing from the
+  files, editor lines missing, how often the editor's rename displaced a version it had not
+  checked (it overwrote a save that landed between its check and its rename: a race no program
+  the editor does not lock against can prevent), and the save latencies to the file the editor
+  rewrites and to the others (a busy file must slow only its own).
+- `stale_reads`: one process edits files (tests/editor_loop.py: in place, by rename, by append)
+  and says when each write has returned; a watching Memory in this process searches for it at
+  once. Any miss is a stale read.
 """
 
 from __future__ import annotations
@@ -138,7 +140,8 @@ def writers_and_editor(root: Path, env: dict[str, str], writers: int, each: int,
     calm = [row[3] for row in results if row[1] != EDITED]
     return {
         "saves": len(saved), "total": len(results), "errors": errors, "lost": lost,
-        "editor_edits": edits, "editor_lost": editor_lost, "editor_clobbered": clobbered, "rate": len(results) / seconds,
+        "editor_edits": edits, "editor_lost": editor_lost, "editor_clobbered": clobbered,
+        "rate": len(results) / seconds,
         "busy_ms": (statistics.median(busy), max(busy)), "calm_ms": (statistics.median(calm), max(calm)),
     }
 

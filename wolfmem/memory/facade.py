@@ -19,9 +19,9 @@ from wolfmem.memory.episodes import log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query
+from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
-from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, Vault

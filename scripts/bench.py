@@ -401,7 +401,7 @@ def targets(sizes: list[int], rows: dict[int, dict[str, str]]) -> str:
 
     def check(label: str, cells: list[tuple[int, str, float]], shown: str, higher: bool = False) -> str:
         parts, met = [], True
-        for size, key, limit in dict.fromkeys(cells):
+        for (size, key), limit in {(size, key): limit for size, key, limit in reversed(cells)}.items():
             raw = rows[size].get(f"_{key}")
             try:
                 got = float(raw) if raw is not None else None

@@ -341,7 +341,15 @@ class FactIndex:
             if weight > 0
         ]
         searcher = self._current_searcher()
-        results = searcher.search(wq.Or(clauses), limit=limit + _ORPHAN_SLACK, filter=_filter_query(filters))
+        query = wq.Or(clauses)
+        # A tree of union matchers scoring every posting: for a segment under 5,000 facts Whoosh
+        # would pick its array matcher, which zeroes a 2,048-slot array in Python per block of
+        # documents, and its block-skipping (`optimize`) can loop forever when float rounding makes
+        # a union's sum and its parts disagree. Search p50 at 10k: 4.3 -> 2.6 ms; 100k unchanged.
+        query.matcher_type = wq.Or.DEFAULT_MATCHER
+        results = searcher.search(
+            query, limit=limit + _ORPHAN_SLACK, filter=_filter_query(filters), optimize=False
+        )
         return self._placed([(result, result.score) for result in results])[:limit]
 
     def _placed(self, results: list[tuple[object, float]]) -> list[IndexHit]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import logging.handlers
 import os
@@ -104,6 +106,7 @@ class Daemon:
         finally:
             # Only the searcher: the scheduler's jobs may be writing through the same index right now.
             self.memory.release_readers()
+            _return_freed_memory()
         self._note_index_health(self.memory.writer.last_index_error or "")
         if self._embedding is not None and (report.indexed or report.removed):
             self._embedding.wake()
@@ -148,6 +151,25 @@ class Daemon:
             self._instance_lock.release()
             self._instance_lock = None
         self._started = False
+
+
+def _return_freed_memory() -> None:
+    """Hand memory freed by a sync back to the system (glibc keeps it in the heap otherwise).
+
+    Indexing allocates and frees many small objects; without this a daemon that once synced a
+    few thousand facts in-process stayed 100+ MB larger for good. Elsewhere it does nothing.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (AttributeError, OSError):
+        return None
 
 
 def _start_scheduler(memory: Memory, config: Config) -> Any:

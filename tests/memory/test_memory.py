@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import wait_until
 
 from wolfmem import Config, Memory
 from wolfmem.core.untrusted import WITHHELD
@@ -365,35 +364,6 @@ def test_chinese_and_japanese_facts_are_found_by_a_few_characters(memory: Memory
 def test_sources_of_the_wrong_type_are_a_usage_error(memory: Memory, sources: object) -> None:
     with pytest.raises(UsageError, match="sources"):
         memory.search("anything", sources=sources)  # type: ignore[arg-type]
-
-
-def test_a_watching_memory_scans_only_after_a_file_event(memory: Memory, vault: Path, monkeypatch) -> None:
-    scans = []
-    real_scan = memory.vault.scan
-    monkeypatch.setattr(memory.vault, "scan", lambda only=None: scans.append(only) or real_scan(only))
-    memory.watch()
-    memory.search("manager")
-    assert scans, "the first search after watch() scans"
-    scans.clear()
-    memory.search("manager")
-    assert scans == [], "no file event since: the index is known to be fresh"
-    seen = memory._feed.events
-    with open(vault / "knowledge" / "people.md", "a", encoding="utf-8") as handle:
-        handle.write("- Zelda is the new intern.\n")
-    wait_until(lambda: memory._feed.events > seen)
-    assert [hit.text for hit in memory.search("Zelda")] == ["Zelda is the new intern."]
-    assert scans
-
-
-def test_a_watching_memory_still_scans_now_and_then(memory: Memory, monkeypatch) -> None:
-    monkeypatch.setattr("wolfmem.memory.facade.FULL_SCAN_SECONDS", 0.0)
-    memory.watch()
-    memory.search("manager")
-    scans = []
-    real_scan = memory.vault.scan
-    monkeypatch.setattr(memory.vault, "scan", lambda only=None: scans.append(only) or real_scan(only))
-    memory.search("manager")
-    assert scans, "a lost event is covered by the periodic full scan"
 
 
 def test_section_lookup_in_a_huge_file_asks_for_a_line_range(memory: Memory, vault: Path, monkeypatch) -> None:

@@ -6,7 +6,6 @@ import logging
 import re
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import date, datetime
@@ -31,6 +30,7 @@ from wolfmem.memory.episodes import LogReceipt, log_episode
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
+from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.search.index import FactIndex, Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
@@ -53,9 +53,6 @@ log = logging.getLogger(__name__)
 DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
-# With a change feed, searches skip the stat scan while no file event arrived, but never for longer
-# than this: a lost event (a full inotify queue) can leave the index behind by at most this long.
-FULL_SCAN_SECONDS = 2.0
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 Clock = Callable[[], datetime]
@@ -113,14 +110,13 @@ class Memory:
         # What curation must know about this machine's writes is published to the vault as they happen.
         self.provenance = Provenance(self.writer, self.state, machine_id(self.config.state_root()))
         self.state.on_change = self.provenance.publish_soon
-        self._saver = Saver(self.writer, self.syncer, self.state, clock,
+        self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
                             similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
-        self._feed: ChangeFeed | None = None
-        self._feed_seen = -1
-        self._scanned_at = 0.0
+        self._changes: InotifyChanges | None = None
+        self._feed: ChangeFeed | None = None  # only for on_change callbacks (watch)
 
     # -- lifecycle ------------------------------------------------------------
     def __enter__(self) -> Memory:
@@ -130,7 +126,7 @@ class Memory:
         self.close()
 
     def close(self) -> None:
-        """Stop the change feed, if any, and release the index."""
+        """Stop watching, if watching, and release the index."""
         with self._lock:
             if self._feed is not None:
                 self._feed.stop()
@@ -138,6 +134,9 @@ class Memory:
             if self.hybrid is not None:
                 self.hybrid.close()
             self.provenance.publish()
+            if self._changes is not None:
+                self._changes.close()
+                self._changes = None
             self.index.close()
             self.history.close()
             self.state.close()
@@ -147,40 +146,63 @@ class Memory:
         with self._lock:
             self.index.release_readers()
 
-    def watch(self, on_change: Callable[[], None] | None = None) -> None:
-        """Watch the vault from this process, so searches skip the stat scan while nothing changed.
+    def watch(self, on_change: Callable[[], None] | None = None) -> bool:
+        """Watch the vault from this process, so a search re-reads only the files changed since the last.
 
         For long-lived processes (the MCP server); a one-shot command is better off scanning once.
-        `on_change` is called from the watcher thread after each relevant file event.
+        On Linux this is an inotify queue drained before each search, as exact as a full scan (see
+        search.changes); elsewhere it returns False and every search keeps stat-ing every file.
+        `on_change`, if given, is called from a watcher thread after each relevant file event (the MCP
+        server's resource notifications).
         """
         with self._lock:
-            if self._feed is None:
+            if on_change is not None and self._feed is None:
                 self._feed = ChangeFeed(self.vault, on_change)
                 self._feed.start()
+            if self._changes is None:
+                changes = InotifyChanges(self.vault)
+                if not changes.start():
+                    return False
+                self._changes = changes
+            return True
 
     def sync(self) -> SyncReport:
-        """Bring the index up to date with the files on disk."""
+        """Bring the index up to date with every write to the vault that completed before this call."""
         with self._lock:
-            feed = self._feed
-            if feed is not None:
-                feed.rearm_if_needed()
-                if (
-                    feed.healthy
-                    and feed.events == self._feed_seen
-                    and time.monotonic() - self._scanned_at < FULL_SCAN_SECONDS
-                ):
-                    return SyncReport()
-                # Read before scanning: an event during the scan makes the next search scan again.
-                seen = feed.events
+            changes = self._changes
+            pending = None
+            if changes is not None:
+                try:
+                    pending = changes.drain()
+                except OSError as exc:  # e.g. the watch limit reached while watching a new folder
+                    log.warning("stopped watching %s (%s); searches will stat every file", self.vault.root, exc)
+                    changes.close()
+                    self._changes = changes = None
             try:
-                report = self.syncer.sync()
-            except WolfmemError:
+                return self._sync_pending(pending)
+            except BaseException:
+                if changes is not None and pending is not None:
+                    changes.failed(pending)
                 raise
-            except OSError as exc:
-                raise IndexUnavailable(f"the index could not be brought up to date: {exc}") from exc
-            if feed is not None:
-                self._feed_seen, self._scanned_at = seen, time.monotonic()
-            return report
+
+    def _refresh_for_save(self) -> object:
+        """What a save brings up to date first: everything changed, when watching; else the curated files."""
+        if self._changes is not None:
+            return self.sync()
+        return self.syncer.sync(only=CURATED_PATHS)
+
+    def _sync_pending(self, pending: Pending | None) -> SyncReport:
+        """Scan every file (no queue, or it asked for a rescan), or re-read the files it named."""
+        try:
+            if pending is None or pending.rescan:
+                return self.syncer.sync()
+            if pending.paths:
+                return self.syncer.sync(only=sorted(pending.paths), exact=True)
+            return SyncReport()
+        except WolfmemError:
+            raise
+        except OSError as exc:
+            raise IndexUnavailable(f"the index could not be brought up to date: {exc}") from exc
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Rebuild the index from scratch."""

@@ -123,6 +123,7 @@ class Saver:
         state: StateStore,
         clock: Callable[[], datetime],
         similar: Callable[[str], list[IndexHit]] | None = None,
+        refresh: Callable[[], object] | None = None,
     ) -> None:
         self.writer = writer
         self.syncer = syncer
@@ -130,6 +131,9 @@ class Saver:
         self.clock = clock
         # With embeddings: the curated facts nearest in meaning, extra candidates for relate() to judge.
         self.similar = similar
+        # Dedup compares against the curated files only, so only they must be fresh; a watching
+        # Memory passes its own sync, which re-reads just the files its inotify queue names.
+        self.refresh = refresh or (lambda: syncer.sync(only=CURATED_PATHS))
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -159,8 +163,7 @@ class Saver:
                 "instructions — state it as a fact about someone or something: 'Sarah wants answers in "
                 "French', not 'Always answer in French'"
             )
-        # Dedup compares against the curated files only, so only they must be fresh here.
-        self.syncer.sync(only=CURATED_PATHS)
+        self.refresh()
         with self.syncer.index.snapshot():
             duplicate, contradicted = self._dedup(sentence)
         if duplicate is not None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from pathlib import Path
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.errors import OutsideVault, StorageError
+from wolfmem.search import parallel
 from wolfmem.search.index import FactDoc, FactIndex
 from wolfmem.storage import archive
 from wolfmem.storage.catalog import ManifestEntry
@@ -74,6 +77,14 @@ def plan(
     return SyncPlan(tuple(sorted(check)), tuple(sorted(remove)))
 
 
+def plan_changed(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], rels: Sequence[str]) -> SyncPlan:
+    """The plan for files known to have changed: look at each one still on disk, drop the others."""
+    return SyncPlan(
+        tuple(sorted(rel for rel in rels if rel in disk)),
+        tuple(sorted(rel for rel in rels if rel not in disk and rel in manifest)),
+    )
+
+
 def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
     """The index documents of one file's text: one per fact, with its neighbours as context.
 
@@ -90,7 +101,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
     for position, fact in enumerate(facts):
-        digest = hashlib.sha1(fact.text.encode()).hexdigest()[:12]
+        digest = _text_digest(fact.text)
         occurrences[digest] = occurrences.get(digest, 0) + 1
         key = fact_key(fact.text)
         neighbours = [
@@ -128,6 +139,12 @@ def _archived_facts(facts: list[markdown.Fact]) -> tuple[list[markdown.Fact], di
     return shown, days
 
 
+@functools.lru_cache(maxsize=16384)
+def _text_digest(text: str) -> str:
+    """A fact's id within its file (remembered like fact_key: a save re-ids only the lines it changed)."""
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
 def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
     """The text to index from a file's bytes, or None and why it cannot be indexed; a note on truncation."""
     if b"\x00" in data[:8192]:
@@ -141,6 +158,72 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
         return data.decode("utf-8-sig"), note
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+
+
+def _stat_of(manifest: Mapping[str, ManifestEntry], rel: str) -> tuple[int, int] | None:
+    entry = manifest.get(rel)
+    return None if entry is None else (entry.mtime_ns, entry.size)
+
+
+@dataclass(frozen=True)
+class Looked:
+    """What reading one file found: its manifest entry (None: gone), its facts when they must be
+    (re)indexed, whether it counts as indexed, and why it was skipped or cut short."""
+
+    entry: ManifestEntry | None
+    docs: list[FactDoc] | None = None
+    indexed: bool = False
+    skipped: str = ""
+
+
+def look(
+    read: Callable[[str], tuple[bytes, os.stat_result]],
+    rel: str,
+    old: ManifestEntry | None,
+    max_bytes: int,
+    facts: Callable[[str, str], list[FactDoc]],
+) -> Looked:
+    """Read one file (through the vault's confined `read_file`) and decide what the index needs of it.
+
+    Shared by the syncer and the bulk workers.
+    """
+    try:
+        data, stat = read(rel)
+    except (FileNotFoundError, OutsideVault):
+        return Looked(None)  # gone, or swapped for a link out of the vault since the scan: never indexed
+    except OSError as exc:
+        why = f"{UNREADABLE}: {exc.strerror or exc}"
+        if old is not None and old.skipped == why:
+            return Looked(old)  # still unreadable, as recorded: nothing to write
+        log.warning("skipped %s: cannot read it (%s)", rel, exc)
+        mtime_ns, size = (old.mtime_ns, old.size) if old is not None else (0, -1)
+        return Looked(ManifestEntry(mtime_ns, size, "", time.time_ns(), why), [], skipped=why)
+    revision = content_hash(data)
+    now = time.time_ns()
+    if old is not None and old.revision == revision:
+        still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
+        if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
+            return Looked(old)  # nothing learned yet; keep the manifest untouched
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped))
+    text, note = decode_note(data, max_bytes)
+    if text is None:
+        log.warning("skipped %s: %s", rel, note)
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note), [], skipped=note)
+    if note:
+        # Named like a skipped file, so `reindex` and status say which file was cut short.
+        log.warning("%s: %s", rel, note)
+    entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+    return Looked(entry, facts(rel, text), indexed=True, skipped=note)
+
+
+def dated_facts(rel: str, text: str, seen: Mapping[str, str], today: str) -> tuple[list[FactDoc], set[str]]:
+    """facts_of, knowledge lines dated by first sight: (the docs, the keys seen today for the first time)."""
+    if source_of(rel) != "knowledge":
+        return facts_of(rel, text), set()
+    new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+    if new:
+        seen = {**seen, **dict.fromkeys(new, today)}
+    return facts_of(rel, text, seen), new
 
 
 class Syncer:
@@ -189,32 +272,48 @@ class Syncer:
         return max(stamps) if stamps else None
 
     def sync(
-        self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        only: Sequence[str] | None = None,
+        exact: bool = False,
     ) -> SyncReport:
-        """Make the index reflect the files on disk (or just `only` of them); cheap when nothing changed."""
+        """Make the index reflect the files on disk (or just `only` of them); cheap when nothing changed.
+
+        exact=True says `only` are known to have changed (an inotify event named them): each is re-read
+        and hashed whatever its stat says, since a rewrite within one mtime tick can keep the stat.
+        """
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
-        todo = plan(self.vault.scan(only), known)
-        if not todo:
+        # `exact`: the caller knows which files changed (an inotify queue), so nothing is stat-ed first.
+        todo = None if exact else plan(self.vault.scan(only), known)
+        if todo is not None and not todo:
             self.last_sync = time.time()
             return SyncReport()
         try:
             with self.vault.lock():
-                return self.sync_locked(progress, only)
+                return self.sync_locked(progress, only, exact)
         except StorageError:
             # A read-only or full state folder: if every planned file turns out to hold what the index
             # has (a racy re-check, a file still unreadable), the index is current and reads go on.
-            if todo.remove or not all(self._unchanged(rel, known.get(rel)) for rel in todo.check):
+            if todo is None or todo.remove or not all(self._unchanged(rel, known.get(rel)) for rel in todo.check):
                 raise
             return SyncReport()
 
     def sync_locked(
-        self, progress: Callable[[int, int], None] | None = None, only: Sequence[str] | None = None
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        only: Sequence[str] | None = None,
+        exact: bool = False,
     ) -> SyncReport:
         """sync() for a caller that already holds the vault lock; `only` limits it to some files."""
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
-        todo = plan(self.vault.scan(only), known)
+        disk = self.vault.scan(only)
+        todo = plan_changed(disk, known, only) if exact and only is not None else plan(disk, known)
+        # Only new or changed files count towards a big job: racily clean ones are usually unchanged.
+        changed = [disk[rel].size for rel in todo.check if (disk[rel].mtime_ns, disk[rel].size) != _stat_of(known, rel)]
+        if parallel.workers_for(changed) > 1:
+            return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)
         report = SyncReport()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}
@@ -232,6 +331,34 @@ class Syncer:
         self.last_sync = time.time()
         return report
 
+    def _sync_in_workers(
+        self,
+        todo: SyncPlan,
+        sizes: dict[str, int],
+        manifest: Mapping[str, ManifestEntry],
+        progress: Callable[[int, int], None] | None,
+    ) -> SyncReport:
+        """sync_locked for a big job: the files are indexed whole, on every core (see parallel)."""
+        today = self.clock().date().isoformat()
+        first_seen = {rel: self.state.first_seen(rel) for rel in sizes if source_of(rel) == "knowledge"}
+        results = parallel.index_files(
+            self.index, self.vault.root, sizes, manifest, self.max_file_bytes, first_seen, today, progress
+        )
+        report = SyncReport()
+        for result in results:
+            for rel, keys in result.new_keys.items():
+                self.state.note_first_seen(rel, keys, today)
+            report.indexed.extend(result.indexed)
+            report.removed.extend(rel for rel, entry in result.entries.items() if entry is None)
+            report.skipped.update(result.skipped)
+            report.facts += result.facts
+        if todo.remove:
+            self.index.replace_files({}, todo.remove)
+            report.removed.extend(todo.remove)
+        report.indexed.sort()
+        self.last_sync = time.time()
+        return report
+
     def _look(
         self,
         rel: str,
@@ -240,42 +367,15 @@ class Syncer:
         report: SyncReport,
     ) -> ManifestEntry | None:
         """Read one file; queue its facts if its content changed. None when it vanished."""
-        stat = None
-        try:
-            data, stat = self.vault.read_file(rel)
-        except (FileNotFoundError, OutsideVault):
-            return None  # gone, or swapped for a link out of the vault since the scan: never indexed
-        except OSError as exc:
-            reason = f"{UNREADABLE}: {exc.strerror or exc}"
-            mtime_ns, size = (stat.st_mtime_ns, stat.st_size) if stat is not None else (0, -1)
-            if old is not None and (old.mtime_ns, old.size, old.skipped) == (mtime_ns, size, reason):
-                return old  # still unreadable, as recorded: nothing to write
-            log.warning("skipped %s: cannot read it (%s)", rel, exc)
-            report.skipped[rel] = reason
-            docs_by_path[rel] = []
-            return ManifestEntry(mtime_ns, size, "", time.time_ns(), reason)
-        revision = content_hash(data)
-        now = time.time_ns()
-        if old is not None and old.revision == revision:
-            still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
-            if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
-                return old  # nothing learned yet; keep the manifest untouched
-            return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped)
-        text, note = decode_note(data, self.max_file_bytes)
-        if text is None:
-            log.warning("skipped %s: %s", rel, note)
-            report.skipped[rel] = note
-            docs_by_path[rel] = []
-            return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
-        if note:
-            # Named like a skipped file, so `reindex` and status say which file was cut short.
-            log.warning("%s: %s", rel, note)
-            report.skipped[rel] = note
-        docs = self._facts(rel, text)
-        docs_by_path[rel] = docs
-        report.indexed.append(rel)
-        report.facts += len(docs)
-        return ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+        looked = look(self.vault.read_file, rel, old, self.max_file_bytes, self._facts)
+        if looked.skipped:
+            report.skipped[rel] = looked.skipped
+        if looked.docs is not None:
+            docs_by_path[rel] = looked.docs
+        if looked.indexed:
+            report.indexed.append(rel)
+            report.facts += len(looked.docs or ())
+        return looked.entry
 
     def _unchanged(self, rel: str, old: ManifestEntry | None) -> bool:
         """Whether a file still holds what the index recorded of it (same stat and bytes, or unreadable as before)."""
@@ -298,15 +398,12 @@ class Syncer:
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""
-        if source_of(rel) != "knowledge":
-            return facts_of(rel, text)
-        seen = self.state.first_seen(rel)
-        new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+        seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
+        today = self.clock().date().isoformat()
+        docs, new = dated_facts(rel, text, seen, today)
         if new:
-            today = self.clock().date().isoformat()
             self.state.note_first_seen(rel, new, today)
-            seen = {**seen, **dict.fromkeys(new, today)}
-        return facts_of(rel, text, seen)
+        return docs
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Throw the index away and index every file again."""

@@ -57,15 +57,13 @@ class _Handler(FileSystemEventHandler):
 
 
 class ChangeFeed:
-    """A watchdog observer over the vault that counts relevant events and calls back on each one."""
+    """A watchdog observer over the vault that calls back on each relevant event."""
 
     def __init__(self, vault: Vault, on_change: Callable[[], None] | None = None) -> None:
         self.vault = vault
         self._on_change = on_change
         self._observer: Observer | None = None
         self._root_id: tuple[int, int] | None = None
-        self._lock = threading.Lock()
-        self.events = 0
 
     def start(self) -> None:
         """Start watching (idempotent)."""
@@ -92,8 +90,6 @@ class ChangeFeed:
             self._arm()
 
     def _changed(self) -> None:
-        with self._lock:
-            self.events += 1
         if self._on_change is not None:
             self._on_change()
 

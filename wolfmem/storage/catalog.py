@@ -12,9 +12,12 @@ that owns it rebuilds both from the files.
 
 from __future__ import annotations
 
+import bisect
+import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +69,9 @@ class Catalog(Store):
         self._guard = threading.Lock()
         self._manifest: dict[str, ManifestEntry] = {}
         self._manifest_generation = -1
+        # The rows this process last committed for a few files, valid while no other commit came in
+        # between: a save then neither reads its file's rows back nor rewrites the unchanged ones.
+        self._recent: OrderedDict[str, tuple[int, dict[str, DocRow]]] = OrderedDict()
 
     def close(self) -> None:
         """Close the connection."""
@@ -102,7 +108,17 @@ class Catalog(Store):
     def doc_rows(self, path: str) -> dict[str, DocRow]:
         """The indexed facts of one file by id."""
         with self._guard:
-            rows = self._db.execute("SELECT doc_id, line, digest FROM docs WHERE path = ?", (path,)).fetchall()
+            return dict(self._rows(path, self._current_generation()))
+
+    def _current_generation(self) -> int:
+        return int(self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+
+    def _rows(self, path: str, generation: int) -> dict[str, DocRow]:
+        """A file's rows, from the recent commits of this process when nothing was committed since."""
+        recent = self._recent.get(path)
+        if recent is not None and recent[0] == generation:
+            return recent[1]
+        rows = self._db.execute("SELECT doc_id, line, digest FROM docs WHERE path = ?", (path,)).fetchall()
         return {row[0]: DocRow(*row) for row in rows}
 
     @guarded
@@ -121,11 +137,16 @@ class Catalog(Store):
         entries: Mapping[str, ManifestEntry | None],
         docs: Mapping[str, Iterable[DocRow]],
     ) -> None:
-        """In one transaction: set or drop (None) manifest entries, and replace the doc rows of files."""
+        """In one transaction: set or drop (None) manifest entries, and make the doc rows of files these.
+
+        Only rows that changed are written; a run of facts that only moved (lines inserted above
+        them) is shifted by one UPDATE, so a save to a big file costs about as much as to a small one.
+        """
         with self._guard:
             db = self._db
             db.execute("BEGIN IMMEDIATE")
             try:
+                generation = self._current_generation()
                 for path, entry in entries.items():
                     if entry is None:
                         db.execute("DELETE FROM files WHERE path = ?", (path,))
@@ -135,15 +156,80 @@ class Catalog(Store):
                             "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
                             (path, entry.mtime_ns, entry.size, entry.revision, entry.checked_ns, entry.skipped),
                         )
+                written = {}
                 for path, rows in docs.items():
-                    db.execute("DELETE FROM docs WHERE path = ?", (path,))
-                    db.executemany(
-                        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)",
-                        ((row.doc_id, path, row.line, row.digest) for row in rows),
-                    )
+                    new = {row.doc_id: row for row in rows}
+                    _apply(db, path, self._rows(path, generation), new)
+                    written[path] = new
                 db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
                 db.execute("INSERT OR REPLACE INTO meta VALUES ('synced_at', ?)", (int(time.time()),))
                 db.execute("COMMIT")
             except BaseException:
                 rollback(db)
+                self._recent.clear()
                 raise
+            for path, (seen, rows) in list(self._recent.items()):
+                # Rows remembered as current just before this commit stay current after it.
+                if (path in entries and entries[path] is None) or seen != generation:
+                    del self._recent[path]
+                else:
+                    self._recent[path] = (generation + 1, rows)
+            for path, new in written.items():
+                if len(new) >= _RECENT_MIN_ROWS:
+                    self._recent[path] = (generation + 1, new)
+                    self._recent.move_to_end(path)
+            while len(self._recent) > _RECENT_FILES:
+                self._recent.popitem(last=False)
+
+
+# A shift of fewer rows than this is cheaper as row-by-row upserts.
+_SHIFT_MIN_ROWS = 8
+# Only files this big are worth remembering, and only this many of them (memory stays small).
+_RECENT_MIN_ROWS = 64
+_RECENT_FILES = 8
+
+
+def _apply(db: sqlite3.Connection, path: str, old: Mapping[str, DocRow], new: Mapping[str, DocRow]) -> None:
+    """Turn a file's rows from `old` into `new` with as few row writes as possible."""
+    db.executemany("DELETE FROM docs WHERE doc_id = ?", ((doc_id,) for doc_id in old.keys() - new.keys()))
+    moved = sorted(
+        (before.line, row.line - before.line, doc_id)
+        for doc_id, row in new.items()
+        if (before := old.get(doc_id)) is not None and before.digest == row.digest and before.line != row.line
+    )
+    shifted: set[str] = set()
+    for low, high, delta, run in _runs(moved, sorted(row.line for row in old.values())):
+        if len(run) >= _SHIFT_MIN_ROWS:
+            # Negated first, so a later run's range never catches rows this one already moved.
+            db.execute(
+                "UPDATE docs SET line = -(line + ?) WHERE path = ? AND line BETWEEN ? AND ?",
+                (delta, path, low, high),
+            )
+            shifted.update(run)
+    if shifted:
+        db.execute("UPDATE docs SET line = -line WHERE path = ? AND line < 0", (path,))
+    db.executemany(
+        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)",
+        (
+            (doc_id, path, row.line, row.digest)
+            for doc_id, row in new.items()
+            if doc_id not in shifted and old.get(doc_id) != row
+        ),
+    )
+
+
+def _runs(
+    moved: list[tuple[int, int, str]], old_lines: list[int]
+) -> Iterator[tuple[int, int, int, list[str]]]:
+    """Runs of moved rows, adjacent in the old order, sharing one shift, that hold every old row of
+    their line range: (first old line, last old line, shift, doc ids)."""
+    start = 0
+    while start < len(moved):
+        end = start
+        while end + 1 < len(moved) and moved[end + 1][1] == moved[start][1]:
+            end += 1
+        low, high = moved[start][0], moved[end][0]
+        inside = bisect.bisect_right(old_lines, high) - bisect.bisect_left(old_lines, low)
+        if inside == end - start + 1:
+            yield low, high, moved[start][1], [doc_id for _, _, doc_id in moved[start:end + 1]]
+        start = end + 1

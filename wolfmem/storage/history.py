@@ -100,7 +100,9 @@ class History(Store):
     def _insert(db: sqlite3.Connection, rel: str, stamp: str, cause: str, revision: str, data: bytes) -> None:
         db.execute(
             "INSERT INTO versions (path, at, cause, revision, size, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (rel, stamp, cause, revision, len(data), zlib.compress(data, 6)),
+            # A day's saves keep replacing one version, each time compressing the whole file: the fast
+            # level costs a sixth of the default (0.4 vs 2.4 ms for a 170 kB file) for ~25% more bytes.
+            (rel, stamp, cause, revision, len(data), zlib.compress(data, 1 if cause == "save" else 6)),
         )
 
     @guarded

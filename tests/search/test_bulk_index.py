@@ -1,0 +1,98 @@
+"""Indexing in spawned worker processes gives the same index as indexing in this one; refreshed
+searchers see every commit's additions, deletions and merges."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from wolfmem import Config, Memory
+from wolfmem.search import parallel
+from wolfmem.search.index import FactDoc, FactIndex
+
+
+def write_vault(root: Path) -> None:
+    (root / "knowledge").mkdir(parents=True, exist_ok=True)
+    (root / "episodes").mkdir(exist_ok=True)
+    (root / "knowledge" / "people.md").write_text(
+        "# People\n\n## Sarah\n- Sarah leads the billing team.\n- Sarah prefers tea.\n", "utf-8"
+    )
+    for n in range(12):
+        lines = [f"# 2026-01-{n + 1:02d}", "", "## 09:00 — standup"]
+        lines += [f"- item{n}x{k} was discussed with topic{k % 5}" for k in range(20)]
+        (root / "episodes" / f"2026-01-{n + 1:02d}.md").write_text("\n".join(lines) + "\n", "utf-8")
+    (root / "episodes" / "2026-02-01.md").write_bytes(b"\x00binary")
+
+
+def snapshot(memory: Memory) -> tuple[set[tuple[str, int, str, str, str]], dict[str, str]]:
+    facts = {(hit.path, hit.line, hit.section, hit.text, hit.date) for hit in memory.index.iter_facts()}
+    return facts, memory.syncer.skipped()
+
+
+def test_workers_build_the_same_index_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_vault(tmp_path / "vault")
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "serial"))) as memory:
+        serial_report = memory.reindex()
+        serial = snapshot(memory)
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "SHARE_BYTES", 2_000)  # several shares per worker
+    spawned: list[int] = []
+    real_run = parallel.run
+    monkeypatch.setattr(parallel, "run", lambda shares, *args: spawned.append(len(shares)) or real_run(shares, *args))
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "spawned"))) as memory:
+        report = memory.reindex()
+        assert spawned and spawned[0] > 1
+        assert snapshot(memory) == serial
+        assert (report.indexed, report.facts, report.skipped) == (
+            serial_report.indexed, serial_report.facts, serial_report.skipped,
+        )
+        # Knowledge lines got their first-seen day recorded, as a serial sync does.
+        assert len(memory.state.first_seen("knowledge/people.md")) == 2
+        # The index keeps working as usual afterwards: a save, a search, an edit.
+        memory.save("Sarah moved to the payments team.", type="people")
+        assert "Sarah moved to the payments team." in [hit.text for hit in memory.search("payments")]
+        (tmp_path / "vault" / "episodes" / "2026-01-01.md").write_text("# 2026-01-01\n\n- only this now\n")
+        assert memory.search("item0x3 topic3") == [] or all(
+            hit.path != "episodes/2026-01-01.md" for hit in memory.search("item0x3 topic3")
+        )
+
+
+def test_a_failing_worker_fails_the_sync_and_leaves_the_index_usable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_vault(tmp_path / "vault")
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))) as memory:
+        monkeypatch.setattr(parallel.sys, "executable", str(tmp_path / "no-such-python"))
+        with pytest.raises(OSError):
+            memory.reindex()
+        monkeypatch.undo()
+        assert "Sarah prefers tea." in {hit.text for hit in memory.search("tea")}
+        assert memory.index.count() == 2 + 12 * 20
+
+
+def doc(path: str, n: int, text: str) -> FactDoc:
+    return FactDoc(f"{path}#{n}", path, "knowledge", "", n, text, "")
+
+
+def test_refreshed_searchers_see_additions_deletions_and_merges(tmp_path: Path) -> None:
+    """A long-lived reader keeps readers of unchanged segments; it must still see every change."""
+    writer, reader = FactIndex(tmp_path / "index"), FactIndex(tmp_path / "index")
+    rng = random.Random(4)
+    model: dict[str, list[str]] = {}
+    for step in range(40):  # enough commits for Whoosh to merge small segments several times
+        path = f"knowledge/f{rng.randrange(6)}.md"
+        if model.get(path) and rng.random() < 0.25:
+            del model[path]
+            writer.replace_files({}, [path])
+        else:
+            texts = [f"word{step}x{k} shared" for k in range(rng.randint(1, 4))]
+            model[path] = texts
+            writer.replace_files({path: [doc(path, k, text) for k, text in enumerate(texts)]}, [])
+        want = sorted(text for texts in model.values() for text in texts)
+        for index in (writer, reader):
+            assert sorted(hit.text for hit in index.iter_facts()) == want, step
+            assert index.count() == len(want)
+            assert {hit.text for hit in index.search({"share": 1.0}, limit=50)} == set(want)

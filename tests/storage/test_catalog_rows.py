@@ -1,0 +1,70 @@
+"""The catalog writes only the rows that changed, and still ends up holding exactly the rows given."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
+
+ENTRY = ManifestEntry(1, 1, "r", 1)
+
+
+def stored(path: Path, file: str) -> dict[str, DocRow]:
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT doc_id, line, digest FROM docs WHERE path = ?", (file,)).fetchall()
+    return {row[0]: DocRow(*row) for row in rows}
+
+
+def edited(rows: list[DocRow], rng: random.Random, step: int) -> list[DocRow]:
+    """Insert, delete and rewrite a few lines, as an editor or a save would; later lines shift."""
+    out = list(rows)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(out) + 1)
+        kind = rng.choice(["insert", "delete", "rewrite"]) if out else "insert"
+        if kind == "insert":
+            out.insert(at, DocRow(f"new{step}.{at}.{rng.random()}", 0, "d"))
+        elif kind == "delete" and at < len(out):
+            del out[at]
+        elif at < len(out):
+            out[at] = DocRow(out[at].doc_id, 0, f"d{step}")
+    return [DocRow(row.doc_id, line, row.digest) for line, row in enumerate(out, 1)]
+
+
+def test_random_edits_leave_exactly_the_given_rows(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    catalog, other = Catalog(path), Catalog(path)
+    rng = random.Random(8)
+    rows = [DocRow(f"id{n}", n, "d") for n in range(1, 200)]
+    catalog.commit({"a.md": ENTRY}, {"a.md": rows})
+    for step in range(60):
+        rows = edited(rows, rng, step)
+        # Now and then another process commits in between, so remembered rows must not be trusted.
+        writer = other if step % 7 == 0 else catalog
+        writer.commit({"a.md": ENTRY}, {"a.md": rows})
+        assert stored(path, "a.md") == {row.doc_id: row for row in rows}, step
+        assert catalog.doc_rows("a.md") == other.doc_rows("a.md") == {row.doc_id: row for row in rows}
+
+
+def test_a_shift_below_an_insert_is_one_update(tmp_path: Path) -> None:
+    path = tmp_path / "catalog.sqlite"
+    catalog = Catalog(path)
+    rows = [DocRow(f"id{n}", n, "d") for n in range(1, 1001)]
+    catalog.commit({"a.md": ENTRY}, {"a.md": rows})
+    statements: list[str] = []
+    catalog._db.set_trace_callback(statements.append)
+    moved = rows[:500] + [DocRow("inserted", 501, "d")] + [DocRow(r.doc_id, r.line + 1, r.digest) for r in rows[500:]]
+    catalog.commit({"a.md": ENTRY}, {"a.md": moved})
+    assert stored(path, "a.md") == {row.doc_id: row for row in moved}
+    assert sum(statement.startswith("INSERT OR REPLACE INTO docs") for statement in statements) == 1
+    assert sum(statement.startswith("UPDATE docs") for statement in statements) == 2  # shift, then un-negate
+
+
+def test_dropping_a_file_forgets_its_rows(tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    catalog.commit({"a.md": ENTRY}, {"a.md": [DocRow(f"id{n}", n, "d") for n in range(100)]})
+    catalog.commit({"a.md": None}, {})
+    assert catalog.doc_rows("a.md") == {}
+    catalog.commit({"a.md": ENTRY}, {"a.md": [DocRow("x", 1, "d")]})
+    assert catalog.doc_rows("a.md") == {"x": DocRow("x", 1, "d")}

@@ -39,8 +39,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import wolfmem  # noqa: E402
+import wolfmem.search.documents  # noqa: E402
 import wolfmem.search.index  # noqa: E402
-import wolfmem.search.sync  # noqa: E402
 from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens  # noqa: E402
 from wolfmem.search import query_dates  # noqa: E402
 
@@ -293,12 +293,12 @@ CONTEXT_VARIANTS = [(1, 0.85), (1, 0.6), (1, 1.0), (1, 1.2), (2, 0.6), (2, 0.85)
 @contextmanager
 def context_setting(lines: int, weight: float) -> Iterator[None]:
     """Index and search with another neighbour context for the duration of the block."""
-    saved = wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"]
-    wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = lines, weight
+    saved = wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"]
+    wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = lines, weight
     try:
         yield
     finally:
-        wolfmem.search.sync.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = saved
+        wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = saved
 
 
 def leave_one_out(scores: dict[str, dict[str, Tally]]) -> list[tuple[str, str, Tally]]:
@@ -379,7 +379,7 @@ def hybrid_recall(
     conversation: Conversation, work: Path, config: wolfmem.Config
 ) -> tuple[dict[tuple[float, float], Tally], str]:
     """recall tallies of Memory's hybrid ranking for every fusion weight pair, and an embedding note."""
-    from wolfmem.search.index import Filters
+    from wolfmem.search.schema import Filters
     from wolfmem.semantic.fusion import FusionWeights
 
     files, where = episode_files(conversation.turns)

@@ -26,7 +26,7 @@ from wolfmem.daemon import daemon_pid
 from wolfmem.errors import LLMError, WolfmemError
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile
 from wolfmem.memory.facade import Memory, local_now
-from wolfmem.search.index import FactDoc
+from wolfmem.search.schema import FactDoc
 from wolfmem.service import ServiceState
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.vault import CURATED_PATHS, Vault

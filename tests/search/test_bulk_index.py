@@ -10,7 +10,8 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.search import parallel
-from wolfmem.search.index import FactDoc, FactIndex
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import FactDoc
 
 
 def write_vault(root: Path) -> None:

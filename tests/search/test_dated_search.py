@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 
 from wolfmem import Config, Memory, UsageError
-from wolfmem.search.sync import facts_of
+from wolfmem.search.documents import facts_of
 
 
 def write(vault: Path, rel: str, lines: list[str]) -> None:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
-from wolfmem.search.index import SCHEMA_VERSION, FactDoc, FactIndex, Filters
+from wolfmem.search.index import SCHEMA_VERSION, FactIndex
+from wolfmem.search.schema import FactDoc, Filters
 
 
 def doc(path: str, line: int, text: str, section: str = "", date: str = "", doc_id: str | None = None) -> FactDoc:

@@ -8,7 +8,7 @@ import pytest
 
 from wolfmem import Memory, UsageError
 from wolfmem.search import query
-from wolfmem.search.index import Filters
+from wolfmem.search.schema import Filters
 
 
 def write(vault: Path, rel: str, lines: list[str]) -> None:

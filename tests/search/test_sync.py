@@ -10,13 +10,9 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.errors import OutsideVault
-from wolfmem.search.sync import (
-    RACY_WINDOW_NS,
-    ManifestEntry,
-    decode_note,
-    facts_of,
-    plan,
-)
+from wolfmem.search.documents import RACY_WINDOW_NS, decode_note, facts_of
+from wolfmem.search.sync import plan
+from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.vault import DiskFile
 
 OLD = 1_000_000_000_000_000_000  # an mtime long before any check

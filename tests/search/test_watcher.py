@@ -28,7 +28,8 @@ from watchdog.events import (
 )
 
 from wolfmem import Memory
-from wolfmem.search.index import FactIndex, Filters
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import Filters
 from wolfmem.search.watcher import Watcher, _Handler, is_relevant
 from wolfmem.storage.vault import Vault
 

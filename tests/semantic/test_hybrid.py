@@ -14,7 +14,7 @@ from conftest import REPO, run_cli, wait_until
 
 from wolfmem import Config, Memory
 from wolfmem.core import markdown
-from wolfmem.search.sync import fact_key
+from wolfmem.core.facts import fact_key
 from wolfmem.status import collect, render
 
 EPISODE = (

@@ -31,7 +31,8 @@ from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
 from wolfmem.search.changes import InotifyChanges, Pending
-from wolfmem.search.index import FactIndex, Filters
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.archive import Archive

@@ -25,7 +25,7 @@ from wolfmem.core.untrusted import looks_like_instruction
 from wolfmem.errors import InvalidFact, StorageError, UsageError, shown
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
-from wolfmem.search.index import Filters, IndexHit
+from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text

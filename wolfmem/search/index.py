@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import json
 import logging
 import pickle
-import re
 import shutil
 import struct
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from tenacity import (
     Retrying,
@@ -26,13 +22,23 @@ from tenacity import (
 )
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.analysis import Filter, StemmingAnalyzer
-from whoosh.fields import ID, TEXT, Schema
 from whoosh.filedb.filetables import FileFormatError
 from whoosh.writing import IndexingError, SegmentWriter
 
-from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.errors import DatabaseDamaged, IndexUnavailable, VaultBusy, storage_error
+from wolfmem.search.schema import (
+    FIELD_WEIGHTS,
+    BulkPart,
+    FactDoc,
+    Filters,
+    IndexHit,
+    fact_analyzer,
+    fields,
+    filter_query,
+    hit,
+    split_sources,
+    whoosh_schema,
+)
 from wolfmem.search.segments import (
     WORKER_SCRATCH,
     MappedStorage,
@@ -42,7 +48,6 @@ from wolfmem.search.segments import (
 )
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 from wolfmem.storage.db import ASIDE, move_aside
-from wolfmem.storage.vault import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -67,102 +72,6 @@ _CORRUPT = (
     whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError, FileFormatError,
 )
 
-# Field weights for BM25F: a fact's section heading names its subject; an answer often sits in the
-# reply next to the line with the question's words, so neighbours count almost as much (BENCHMARKS.md).
-FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.85}
-
-
-@dataclass(frozen=True)
-class FactDoc:
-    """One fact as the index stores it."""
-
-    doc_id: str
-    path: str
-    source: str
-    section: str
-    line: int
-    text: str
-    date: str
-    context: str = ""
-    key: str = ""
-
-    @property
-    def digest(self) -> str:
-        """A digest of everything indexed about the fact except its line, which may shift freely."""
-        fields = (self.source, self.section, self.text, self.context, self.date, self.key)
-        return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class IndexHit:
-    """A stored fact that matched a query, with its score."""
-
-    path: str
-    source: str
-    section: str
-    line: int
-    text: str
-    date: str
-    score: float
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Restrictions on which facts a search may return."""
-
-    sources: tuple[str, ...] = ()
-    paths: tuple[str, ...] = ()
-    keys: tuple[str, ...] = ()
-    after: str | None = None
-    before: str | None = None
-
-
-class BulkPart(Protocol):
-    """A segment written by another process, with the catalog rows and manifest entries of its files."""
-
-    segment: Any
-    rows: dict[str, list[DocRow]]
-    entries: dict[str, ManifestEntry | None]
-
-
-# Chinese and Japanese are written without spaces, so a run of them would be one huge "word".
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-class _CJKBigrams(Filter):
-    """Split runs of Chinese/Japanese characters into overlapping pairs, the usual CJK index unit."""
-
-    def __call__(self, tokens):
-        for token in tokens:
-            text = token.text
-            if len(text) < 3 or not _CJK.search(text):
-                yield token
-                continue
-            for start in range(len(text) - 1):
-                token.text = text[start:start + 2]
-                yield token
-
-
-def _analyzer():
-    # A stem cache of 16k words (Whoosh's default 50k held 9 MB in a daemon after a big sync).
-    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1, cachesize=16384) | _CJKBigrams()
-
-
-def _schema() -> Schema:
-    analyzer = _analyzer()
-    return Schema(
-        doc_id=ID(unique=True, stored=True),
-        path=ID(stored=True),
-        source=ID(stored=True),
-        # No phrase queries are ever run, so term positions are not stored: indexing is cheaper.
-        section=TEXT(analyzer=analyzer, stored=True, phrase=False),
-        # No line field: the catalog holds each fact's current line (it shifts without a reindex).
-        text=TEXT(analyzer=analyzer, stored=True, phrase=False),
-        context=TEXT(analyzer=analyzer, phrase=False),
-        date=ID(stored=True),
-        key=ID,
-    )
-
 
 class FactIndex:
     """A Whoosh index of facts that rebuilds itself when missing, corrupt or of an old schema."""
@@ -172,7 +81,7 @@ class FactIndex:
         self._ix: whoosh_index.Index | None = None
         self._identity: tuple[int, int] | None = None
         self._searcher = None
-        self._analyzer = _analyzer()
+        self.analyzer = fact_analyzer()
         # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
         self._lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
@@ -247,7 +156,7 @@ class FactIndex:
         if self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
         self.directory.mkdir(parents=True, exist_ok=True)
-        self._ix = MappedStorage(str(self.directory)).create_index(_schema())
+        self._ix = MappedStorage(str(self.directory)).create_index(whoosh_schema())
         self.catalog = Catalog(self.directory / _CATALOG_FILE)
         # The marker comes last: an index without it is unfinished and gets rebuilt.
         (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
@@ -356,7 +265,7 @@ class FactIndex:
             if gone:
                 writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
             for doc in docs:
-                writer.add_document(**_fields(doc))
+                writer.add_document(**fields(doc))
             writer.commit()
         except BaseException as exc:
             _abandon(writer)
@@ -394,7 +303,7 @@ class FactIndex:
     # -- reading --------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
         """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
-        return [token.text for token in self._analyzer(text)]
+        return [token.text for token in self.analyzer(text)]
 
     def search(
         self,
@@ -414,14 +323,14 @@ class FactIndex:
         ]
         searcher = self._current_searcher()
         query = wq.Or(clauses)
-        chosen, mask = _split_sources(searcher, filters)
+        chosen, mask = split_sources(searcher, filters)
         # A tree of union matchers scoring every posting: for a segment under 5,000 facts Whoosh
         # would pick its array matcher, which zeroes a 2,048-slot array in Python per block of
         # documents, and its block-skipping (`optimize`) can loop forever when float rounding makes
         # a union's sum and its parts disagree. Search p50 at 10k: 4.3 -> 2.6 ms; 100k unchanged.
         query.matcher_type = wq.Or.DEFAULT_MATCHER
         results = searcher.search(
-            query, limit=limit + _ORPHAN_SLACK, filter=_filter_query(chosen), mask=mask, optimize=False
+            query, limit=limit + _ORPHAN_SLACK, filter=filter_query(chosen), mask=mask, optimize=False
         )
         return self._placed([(result, result.score) for result in results])[:limit]
 
@@ -430,7 +339,7 @@ class FactIndex:
         assert self.catalog is not None
         lines = self.catalog.lines([result["doc_id"] for result, _ in results])
         return [
-            _hit(result, score, lines[result["doc_id"]])
+            hit(result, score, lines[result["doc_id"]])
             for result, score in results
             if result["doc_id"] in lines
         ]
@@ -445,13 +354,13 @@ class FactIndex:
 
     def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
         """Every stored fact passing the filters, in no particular order."""
-        hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), limit=None)
+        hits = self._current_searcher().search(filter_query(filters) or wq.Every(), limit=None)
         yield from self._placed([(result, 0.0) for result in hits])
 
     def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
         """The first facts passing the filters in date, file and line order."""
         # Lines live in the catalog, not in Whoosh, so the order within a file is made after the search.
-        hits = self._current_searcher().search(_filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
+        hits = self._current_searcher().search(filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
         placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
 
@@ -525,7 +434,7 @@ class SegmentBuilder:
 
     def add(self, doc: FactDoc) -> None:
         """Index one fact."""
-        self._writer.add_document(**_fields(doc))
+        self._writer.add_document(**fields(doc))
         self._added = True
 
     def finish(self) -> Any:
@@ -541,56 +450,3 @@ class SegmentBuilder:
             self._writer.cancel()
 
 
-def _fields(doc: FactDoc) -> dict[str, object]:
-    return {
-        "doc_id": doc.doc_id,
-        "path": doc.path,
-        "source": doc.source,
-        "section": doc.section,
-        "text": doc.text,
-        "context": doc.context,
-        "date": doc.date,
-        "key": doc.key,
-    }
-
-
-def _hit(result, score: float, line: int) -> IndexHit:
-    return IndexHit(
-        path=result["path"],
-        source=result["source"],
-        section=result.get("section", ""),
-        line=line,
-        text=result["text"],
-        date=result.get("date", ""),
-        score=float(score),
-    )
-
-
-def _split_sources(searcher, filters: Filters) -> tuple[Filters, wq.Query | None]:
-    """Filters whose source choice, when the left-out sources hold fewer facts, became a mask of them.
-
-    Whoosh reads every posting of a filter or mask on each search (about 0.7 ms per 1,000 facts
-    here), so "not consolidated" is much cheaper than "knowledge or episodes" over a large vault.
-    """
-    left_out = [source for source in SOURCES if source not in filters.sources]
-    if not filters.sources or not left_out:
-        return dataclasses.replace(filters, sources=()), None
-    holding = {source: searcher.doc_frequency("source", source) for source in SOURCES}
-    if sum(holding[source] for source in left_out) >= sum(holding[source] for source in filters.sources):
-        return filters, None
-    return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])
-
-
-def _filter_query(filters: Filters) -> wq.Query | None:
-    parts: list[wq.Query] = []
-    if filters.sources:
-        parts.append(wq.Or([wq.Term("source", source) for source in filters.sources]))
-    if filters.paths:
-        parts.append(wq.Or([wq.Term("path", path) for path in filters.paths]))
-    if filters.keys:
-        parts.append(wq.Or([wq.Term("key", key) for key in filters.keys]))
-    if filters.after or filters.before:
-        parts.append(wq.TermRange("date", filters.after or "0000-00-00", filters.before or "9999-99-99"))
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else wq.And(parts)

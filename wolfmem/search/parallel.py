@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wolfmem.search.index import FactDoc, FactIndex, SegmentBuilder
+from wolfmem.search.documents import dated_facts, look
+from wolfmem.search.index import FactIndex, SegmentBuilder
+from wolfmem.search.schema import FactDoc
 from wolfmem.storage.catalog import DocRow, ManifestEntry
 from wolfmem.storage.confine import Confined
 
@@ -139,9 +141,6 @@ class WorkerFailed(Exception):
 
 def index_share(share: Share) -> ShareResult:
     """The worker: index one share's files into a new segment of the index (the parent holds the lock)."""
-    # Imported here, not at the top: sync imports this module to hand work to it.
-    from wolfmem.search.sync import dated_facts, look
-
     result = ShareResult()
     # Files are read as the syncer reads them: beneath the vault's real root, never through a link out.
     confined = Confined(Path(os.path.realpath(share.root)))

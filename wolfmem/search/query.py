@@ -14,8 +14,9 @@ import math
 from dataclasses import dataclass
 
 from wolfmem.errors import UsageError
-from wolfmem.search.index import FIELD_WEIGHTS, FactIndex, Filters, IndexHit
+from wolfmem.search.index import FactIndex
 from wolfmem.search.query_dates import DatedQuery, Window
+from wolfmem.search.schema import FIELD_WEIGHTS, Filters, IndexHit
 
 # A term in more than this share of the facts is too common to search for ...
 COMMON_SHARE = 0.05

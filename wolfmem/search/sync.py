@@ -2,39 +2,30 @@
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import hashlib
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from wolfmem.core import markdown
-from wolfmem.core.facts import fact_key
 from wolfmem.errors import OutsideVault, StorageError
 from wolfmem.search import parallel
-from wolfmem.search.index import FactDoc, FactIndex
-from wolfmem.storage import archive
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import FactDoc
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
-from wolfmem.storage.vault import DiskFile, Vault, content_hash, episode_date, source_of
+from wolfmem.storage.vault import DiskFile, Vault, content_hash, source_of
 
 log = logging.getLogger(__name__)
 
-# A file modified this close to when it was hashed may change again within the same mtime tick
-# without its stat changing ("racily clean", as git calls it), so it is re-hashed until it is older.
-RACY_WINDOW_NS = 2_000_000_000
-# A fact is indexed with this many facts before and after it (same section) as its context: an
-# answer is often the reply to the line with the question's words, or the one after (BENCHMARKS.md).
-CONTEXT_LINES = 2
-
-# The reason recorded for a file that could not be read. Such a file stays in every plan: a `chmod`
-# that makes it readable changes neither its mtime nor its size, and a failed open costs microseconds.
-UNREADABLE = "cannot read"
+from wolfmem.search.documents import (
+    RACY_WINDOW_NS,
+    UNREADABLE,
+    dated_facts,
+    decode_note,
+    look,
+)
 
 
 @dataclass(frozen=True)
@@ -85,145 +76,9 @@ def plan_changed(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEn
     )
 
 
-def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
-    """The index documents of one file's text: one per fact, with its neighbours as context.
-
-    A fact's date is its episode's day, or for knowledge the day wolfmem first saw the line.
-    """
-    parsed = markdown.parse(text)
-    source = source_of(rel)
-    day = episode_date(rel) or ""
-    first_seen = first_seen or {}
-    facts = parsed.facts
-    archived: dict[int, str] = {}
-    if source == "archive":
-        facts, archived = _archived_facts(facts)
-    docs: list[FactDoc] = []
-    occurrences: dict[str, int] = {}
-    for position, fact in enumerate(facts):
-        digest = _text_digest(fact.text)
-        occurrences[digest] = occurrences.get(digest, 0) + 1
-        key = fact_key(fact.text)
-        neighbours = [
-            other.text
-            for other in facts[max(0, position - CONTEXT_LINES): position + CONTEXT_LINES + 1]
-            if other is not fact and other.section == fact.section
-        ]
-        docs.append(
-            FactDoc(
-                doc_id=f"{rel}#{digest}.{occurrences[digest]}",
-                path=rel,
-                source=source,
-                section=fact.section,
-                line=fact.line,
-                text=fact.text,
-                date=day or archived.get(fact.line) or first_seen.get(key, ""),
-                context="" if archived else " ".join(neighbours),
-                key=key,
-            )
-        )
-    return docs
-
-
-def _archived_facts(facts: list[markdown.Fact]) -> tuple[list[markdown.Fact], dict[int, str]]:
-    """Archive lines as the facts they hold (without their data comment), labelled with where they lived."""
-    shown, days = [], {}
-    for fact in facts:
-        record = archive.parse(f"- {fact.text}")
-        if record is None:
-            shown.append(fact)
-            continue
-        where = f"{record.file} § {record.section}" if record.section else record.file
-        shown.append(dataclasses.replace(fact, text=record.fact, section=f"{where} ({record.reason})"))
-        days[fact.line] = record.day
-    return shown, days
-
-
-@functools.lru_cache(maxsize=16384)
-def _text_digest(text: str) -> str:
-    """A fact's id within its file (remembered like fact_key: a save re-ids only the lines it changed)."""
-    return hashlib.sha1(text.encode()).hexdigest()[:12]
-
-
-def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
-    """The text to index from a file's bytes, or None and why it cannot be indexed; a note on truncation."""
-    if b"\x00" in data[:8192]:
-        return None, "binary content"
-    note = ""
-    if len(data) > max_bytes:
-        cut = data.rfind(b"\n", 0, max_bytes)
-        data = data[: cut + 1 if cut > 0 else max_bytes]
-        note = f"only the first {len(data):,} bytes are indexed"
-    try:
-        return data.decode("utf-8-sig"), note
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
-
-
 def _stat_of(manifest: Mapping[str, ManifestEntry], rel: str) -> tuple[int, int] | None:
     entry = manifest.get(rel)
     return None if entry is None else (entry.mtime_ns, entry.size)
-
-
-@dataclass(frozen=True)
-class Looked:
-    """What reading one file found: its manifest entry (None: gone), its facts when they must be
-    (re)indexed, whether it counts as indexed, and why it was skipped or cut short."""
-
-    entry: ManifestEntry | None
-    docs: list[FactDoc] | None = None
-    indexed: bool = False
-    skipped: str = ""
-
-
-def look(
-    read: Callable[[str], tuple[bytes, os.stat_result]],
-    rel: str,
-    old: ManifestEntry | None,
-    max_bytes: int,
-    facts: Callable[[str, str], list[FactDoc]],
-) -> Looked:
-    """Read one file (through the vault's confined `read_file`) and decide what the index needs of it.
-
-    Shared by the syncer and the bulk workers.
-    """
-    try:
-        data, stat = read(rel)
-    except (FileNotFoundError, OutsideVault):
-        return Looked(None)  # gone, or swapped for a link out of the vault since the scan: never indexed
-    except OSError as exc:
-        why = f"{UNREADABLE}: {exc.strerror or exc}"
-        if old is not None and old.skipped == why:
-            return Looked(old)  # still unreadable, as recorded: nothing to write
-        log.warning("skipped %s: cannot read it (%s)", rel, exc)
-        mtime_ns, size = (old.mtime_ns, old.size) if old is not None else (0, -1)
-        return Looked(ManifestEntry(mtime_ns, size, "", time.time_ns(), why), [], skipped=why)
-    revision = content_hash(data)
-    now = time.time_ns()
-    if old is not None and old.revision == revision:
-        still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
-        if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
-            return Looked(old)  # nothing learned yet; keep the manifest untouched
-        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped))
-    text, note = decode_note(data, max_bytes)
-    if text is None:
-        log.warning("skipped %s: %s", rel, note)
-        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note), [], skipped=note)
-    if note:
-        # Named like a skipped file, so `reindex` and status say which file was cut short.
-        log.warning("%s: %s", rel, note)
-    entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
-    return Looked(entry, facts(rel, text), indexed=True, skipped=note)
-
-
-def dated_facts(rel: str, text: str, seen: Mapping[str, str], today: str) -> tuple[list[FactDoc], set[str]]:
-    """facts_of, knowledge lines dated by first sight: (the docs, the keys seen today for the first time)."""
-    if source_of(rel) != "knowledge":
-        return facts_of(rel, text), set()
-    new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
-    if new:
-        seen = {**seen, **dict.fromkeys(new, today)}
-    return facts_of(rel, text, seen), new
 
 
 class Syncer:

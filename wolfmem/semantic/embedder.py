@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from wolfmem.core.facts import fact_key
 from wolfmem.errors import WolfmemError
-from wolfmem.search.index import FactIndex, Filters
-from wolfmem.search.sync import fact_key
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import Filters
 from wolfmem.semantic.client import EmbeddingClient, EmbeddingsUnavailable
 from wolfmem.semantic.store import VectorStore
 

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from wolfmem.core.facts import fact_key
 from wolfmem.search import query
-from wolfmem.search.index import FactIndex, Filters, IndexHit
+from wolfmem.search.index import FactIndex
 from wolfmem.search.query_dates import DatedQuery
-from wolfmem.search.sync import fact_key
+from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.semantic.client import (
     EmbeddingClient,
     EmbeddingSettings,

@@ -1,0 +1,171 @@
+"""What the index holds and how it is asked: fact documents, hits, filters, the Whoosh schema and query parts.
+
+Pure data and query building; `index.FactIndex` does the I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from whoosh import query as wq
+from whoosh.analysis import Filter, StemmingAnalyzer
+from whoosh.fields import ID, TEXT, Schema
+
+from wolfmem.core.tokens import STOP_WORDS
+from wolfmem.storage.catalog import DocRow, ManifestEntry
+from wolfmem.storage.vault import SOURCES
+
+# Field weights for BM25F: a fact's section heading names its subject; an answer often sits in the
+# reply next to the line with the question's words, so neighbours count almost as much (BENCHMARKS.md).
+FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.85}
+
+
+@dataclass(frozen=True)
+class FactDoc:
+    """One fact as the index stores it."""
+
+    doc_id: str
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    context: str = ""
+    key: str = ""
+
+    @property
+    def digest(self) -> str:
+        """A digest of everything indexed about the fact except its line, which may shift freely."""
+        fields = (self.source, self.section, self.text, self.context, self.date, self.key)
+        return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class IndexHit:
+    """A stored fact that matched a query, with its score."""
+
+    path: str
+    source: str
+    section: str
+    line: int
+    text: str
+    date: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Restrictions on which facts a search may return."""
+
+    sources: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    after: str | None = None
+    before: str | None = None
+
+
+class BulkPart(Protocol):
+    """A segment written by another process, with the catalog rows and manifest entries of its files."""
+
+    segment: Any
+    rows: dict[str, list[DocRow]]
+    entries: dict[str, ManifestEntry | None]
+
+
+# Chinese and Japanese are written without spaces, so a run of them would be one huge "word".
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+class _CJKBigrams(Filter):
+    """Split runs of Chinese/Japanese characters into overlapping pairs, the usual CJK index unit."""
+
+    def __call__(self, tokens):
+        for token in tokens:
+            text = token.text
+            if len(text) < 3 or not _CJK.search(text):
+                yield token
+                continue
+            for start in range(len(text) - 1):
+                token.text = text[start:start + 2]
+                yield token
+
+
+def fact_analyzer():
+    # A stem cache of 16k words (Whoosh's default 50k held 9 MB in a daemon after a big sync).
+    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1, cachesize=16384) | _CJKBigrams()
+
+
+def whoosh_schema() -> Schema:
+    analyzer = fact_analyzer()
+    return Schema(
+        doc_id=ID(unique=True, stored=True),
+        path=ID(stored=True),
+        source=ID(stored=True),
+        # No phrase queries are ever run, so term positions are not stored: indexing is cheaper.
+        section=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        # No line field: the catalog holds each fact's current line (it shifts without a reindex).
+        text=TEXT(analyzer=analyzer, stored=True, phrase=False),
+        context=TEXT(analyzer=analyzer, phrase=False),
+        date=ID(stored=True),
+        key=ID,
+    )
+
+
+def fields(doc: FactDoc) -> dict[str, object]:
+    return {
+        "doc_id": doc.doc_id,
+        "path": doc.path,
+        "source": doc.source,
+        "section": doc.section,
+        "text": doc.text,
+        "context": doc.context,
+        "date": doc.date,
+        "key": doc.key,
+    }
+
+
+def hit(result, score: float, line: int) -> IndexHit:
+    return IndexHit(
+        path=result["path"],
+        source=result["source"],
+        section=result.get("section", ""),
+        line=line,
+        text=result["text"],
+        date=result.get("date", ""),
+        score=float(score),
+    )
+
+
+def split_sources(searcher, filters: Filters) -> tuple[Filters, wq.Query | None]:
+    """Filters whose source choice, when the left-out sources hold fewer facts, became a mask of them.
+
+    Whoosh reads every posting of a filter or mask on each search (about 0.7 ms per 1,000 facts
+    here), so "not consolidated" is much cheaper than "knowledge or episodes" over a large vault.
+    """
+    left_out = [source for source in SOURCES if source not in filters.sources]
+    if not filters.sources or not left_out:
+        return dataclasses.replace(filters, sources=()), None
+    holding = {source: searcher.doc_frequency("source", source) for source in SOURCES}
+    if sum(holding[source] for source in left_out) >= sum(holding[source] for source in filters.sources):
+        return filters, None
+    return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])
+
+
+def filter_query(filters: Filters) -> wq.Query | None:
+    parts: list[wq.Query] = []
+    if filters.sources:
+        parts.append(wq.Or([wq.Term("source", source) for source in filters.sources]))
+    if filters.paths:
+        parts.append(wq.Or([wq.Term("path", path) for path in filters.paths]))
+    if filters.keys:
+        parts.append(wq.Or([wq.Term("key", key) for key in filters.keys]))
+    if filters.after or filters.before:
+        parts.append(wq.TermRange("date", filters.after or "0000-00-00", filters.before or "9999-99-99"))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else wq.And(parts)

@@ -8,17 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem.core import markdown
-from wolfmem.core.markdown import (
-    Fact,
-    Section,
-    add_fact,
-    episode_block,
-    episode_title,
-    find_section,
-    heading_key,
-    parse,
-)
+from wolfmem.core import edits, markdown
+from wolfmem.core.edits import add_fact, episode_block, episode_title
+from wolfmem.core.markdown import Fact, Section, find_section, heading_key, parse
 
 PEOPLE = """\
 ---
@@ -389,14 +381,14 @@ def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
 ) -> None:
     # add_fact re-parses only the edited section; every such parse must equal a full one.
     text, _ = file
-    real = markdown._parse_after_insert
+    real = markdown.parse_after_insert
 
     def checked(before, section, new_text, count):
         derived = real(before, section, new_text, count)
         assert derived == markdown._scan_uncached(new_text)[0]
         return derived
 
-    with mock.patch.object(markdown, "_parse_after_insert", checked):
+    with mock.patch.object(edits, "parse_after_insert", checked):
         try:
             add_fact(text, bullet, heading, "Title")
         except ValueError:
@@ -459,8 +451,8 @@ def test_a_parse_derived_from_an_earlier_version_equals_a_full_parse(
     else:
         del lines[at:at + 1]
     changed = newline.join(lines)
-    markdown._forget(base, changed)
+    markdown.forget(base, changed)
     before = parse(base)
     assert before == markdown._scan_uncached(base)[0]
     assert parse(changed) == markdown._scan_uncached(changed)[0]
-    assert markdown._scan(changed)[1] == markdown._scan_uncached(changed)[1]
+    assert markdown.scan(changed)[1] == markdown._scan_uncached(changed)[1]

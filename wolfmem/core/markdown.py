@@ -21,7 +21,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _TASK_BOX_RE = re.compile(r"^\[[ xX]\](?:\s+|$)")
 _ROW_PREFIX_RE = re.compile(r"^[\s>]*")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -63,7 +63,7 @@ def _md() -> MarkdownIt:
     return md.disable(["inline", "text_join"])
 
 
-def _lines(text: str) -> list[str]:
+def lines_of(text: str) -> list[str]:
     """Split text into lines, each keeping its own line ending."""
     return _LINE_RE.findall(text)
 
@@ -74,7 +74,7 @@ def split_lines(text: str) -> list[str]:
     ``str.splitlines()`` also breaks on form feeds, U+2028 and friends, which would shift every
     later line number against the parser's.
     """
-    return _lines(text)
+    return lines_of(text)
 
 
 def as_bullet_text(text: str) -> str:
@@ -89,16 +89,16 @@ def as_bullet_text(text: str) -> str:
     return text
 
 
-def _newline(text: str) -> str:
+def newline_of(text: str) -> str:
     """The file's line-ending style: its first line break, or ``\\n`` if it has none."""
-    match = _NEWLINE_RE.search(text)
+    match = NEWLINE_RE.search(text)
     return match.group() if match else "\n"
 
 
 def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
     """Parse text; also return the last line of its front matter (0 if none)."""
     tokens = _md().parse(text)
-    lines = _lines(text)
+    lines = lines_of(text)
     title: str | None = None
     front_end = 0
     in_body = False
@@ -171,7 +171,7 @@ _MIN_CACHED_CHARS, _CACHED_CHARS = 256, 1_000_000
 
 def parse(text: str) -> ParsedFile:
     """Parse markdown text into its title, ``##`` sections and facts; never raises."""
-    return _scan(text)[0]
+    return scan(text)[0]
 
 
 _RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
@@ -182,7 +182,7 @@ _RECENT_CHARS = 3_000_000
 _RECENT_GUARD = threading.Lock()
 
 
-def _scan(text: str) -> tuple[ParsedFile, int]:
+def scan(text: str) -> tuple[ParsedFile, int]:
     """The parse of text and the line where its front matter ends, remembered for recent texts.
 
     A save parses the same file text several times over (to route, to insert, to check the insert,
@@ -196,7 +196,7 @@ def _scan(text: str) -> tuple[ParsedFile, int]:
             return _RECENT[text]
         recent = list(reversed(_RECENT.items()))
     result = _scan_changed(text, recent) or _scan_uncached(text)
-    _remember(text, result)
+    remember(text, result)
     return result
 
 
@@ -246,7 +246,7 @@ def _common_prefix(a: str, b: str) -> int:
     return low
 
 
-def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
+def remember(text: str, result: tuple[ParsedFile, int]) -> None:
     if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
         return
     with _RECENT_GUARD:
@@ -256,19 +256,19 @@ def _remember(text: str, result: tuple[ParsedFile, int]) -> None:
             _RECENT.popitem(last=False)
 
 
-def _forget(*texts: str) -> None:
+def forget(*texts: str) -> None:
     with _RECENT_GUARD:
         for text in texts:
             _RECENT.pop(text, None)
 
 
-def _parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
+def parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
     """The parse of new_text, which is the parsed text with `count` lines inserted inside `section`.
 
     Only the section is parsed again: a top-level heading closes every open block, so the lines
     of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
     """
-    lines = _lines(new_text)
+    lines = lines_of(new_text)
     local = _scan_uncached("".join(lines[section.line - 1: section.end + count]))[0]
     offset = section.line - 1
     facts = [f for f in before.facts if f.line < section.line]
@@ -294,162 +294,8 @@ def find_section(parsed: ParsedFile, heading: str) -> Section | None:
     return next((s for s in parsed.sections if heading_key(s.heading) == key), None)
 
 
-def _one_line(value: str, what: str) -> str:
-    """Strip value and insist it is a single non-empty line."""
-    value = value.strip()
-    if not value or len(value.splitlines()) != 1:
-        raise ValueError(
-            f"{what} must be one non-empty line, got {value!r}; join or split it first"
-        )
-    return value
-
-
-def _reads_back(line: str, what: str, expect: str, got: str | None) -> None:
-    """Refuse text whose markdown would not read back as itself (e.g. '# x', '```')."""
-    if got != expect:
-        raise ValueError(
-            f"{what} {expect!r} would be read as markdown structure in {line!r}; "
-            "rephrase it or escape its leading character with a backslash"
-        )
-
-
-def _with_title(text: str, title: str, newline: str) -> tuple[str, ParsedFile]:
-    """Give text a ``# title`` (after any front matter) if it has none; return it parsed."""
-    parsed, front_end = _scan(text)
-    if text.strip() == "":
-        text = f"# {title}{newline}{newline}"
-        return text, parse(text)
-    if parsed.title is not None:
-        return text, parsed
-    lines = _lines(text)
-    if front_end and not _NEWLINE_RE.search(lines[front_end - 1][-1:]):
-        lines[front_end - 1] += newline  # front matter was the whole file, unterminated
-    rest = lines[front_end:]
-    gap = newline if rest and rest[0].strip() else ""
-    text = "".join(lines[:front_end] + [f"# {title}{newline}{gap}"] + rest)
-    return text, parse(text)
-
-
-def _splice(lines: list[str], at: int, new: list[str], newline: str, ends_nl: bool) -> str:
-    """Insert ``new`` lines before 0-based index ``at``, keeping every other line's ending."""
-    head, tail = lines[:at], lines[at:]
-    if head and not tail and not _NEWLINE_RE.search(head[-1][-1:]):
-        head[-1] += newline  # appending after an unterminated last line
-    body = [line + newline for line in new]
-    if not tail and not ends_nl:
-        body[-1] = new[-1]  # keep the file's missing final newline
-    return "".join(head + body + tail)
-
-
-def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int]:
-    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line)."""
-    bullet = _one_line(bullet, "bullet")
-    heading = _one_line(heading, "heading")
-    title = _one_line(title, "title")
-    probe = parse(f"- {bullet}").facts
-    _reads_back(f"- {bullet}", "bullet", bullet, probe[0].text if len(probe) == 1 else None)
-    probe_sections = parse(f"## {heading}").sections
-    got = heading_key(probe_sections[0].heading) if probe_sections else None
-    _reads_back(f"## {heading}", "heading", heading_key(heading), got)
-
-    newline = _newline(text)
-    # A file we create (or fill from blank) ends with a newline; otherwise keep its habit.
-    ends_nl = text.strip() == "" or text.endswith(("\n", "\r"))
-    base, before = _with_title(text, title, newline)
-    lines = _lines(base)
-    section = find_section(before, heading)
-    if section is None:
-        while lines and not lines[-1].strip():
-            lines.pop()  # exactly one blank line before the new heading
-        new_lines = ["", f"## {heading}", f"- {bullet}"]
-        attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
-    else:
-        last = next(
-            (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
-            section.line,
-        )
-        # An HTML block or table swallows a following line; a blank line closes them.
-        attempts = [
-            (_splice(lines, last, [f"- {bullet}"], newline, ends_nl), last + 1),
-            (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
-        ]
-    for new_text, line in attempts:
-        if section is None:
-            after = parse(new_text)
-        else:
-            after = _parse_after_insert(before, section, new_text, line - last)
-        if _landed(before, after, bullet, heading, line):
-            if section is not None:
-                _remember(new_text, (after, _scan(base)[1]))  # indexing the new text needs no parse
-                _forget(text, base)  # superseded: keeping them would push other files' parses out
-            return new_text, line
-    raise ValueError(
-        f"could not add {bullet!r} under '## {heading}': the file's markdown swallows the new "
-        "line (an unclosed ``` code fence?); fix the file and retry"
-    )
-
-
-_MARKER_RE = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?)")
-
-
-def replace_fact(text: str, line: int, sentence: str) -> str:
-    """The text with the fact on ``line`` replaced by ``sentence`` (its list marker kept); ValueError if not a fact line."""
-    sentence = _one_line(sentence, "fact")
-    before = parse(text)
-    if not any(fact.line == line for fact in before.facts):
-        raise ValueError(f"line {line} holds no fact")
-    lines = _lines(text)
-    raw = lines[line - 1]
-    ending = raw[len(raw.rstrip("\r\n")):]
-    marker = _MARKER_RE.match(raw)
-    lines[line - 1] = (marker.group(1) if marker else "") + sentence + ending
-    new_text = "".join(lines)
-    after = parse(new_text)
-    mine = [fact for fact in after.facts if fact.line == line]
-    others = [(f.text, f.line) for f in after.facts if f.line != line]
-    if len(mine) != 1 or mine[0].text != sentence or others != [(f.text, f.line) for f in before.facts if f.line != line]:
-        raise ValueError(f"line {line} cannot be replaced without changing how the file reads")
-    return new_text
-
-
-def remove_fact(text: str, line: int) -> str:
-    """The text without the fact line ``line``; ValueError if it is not a one-line fact or others would change."""
-    before = parse(text)
-    if not any(fact.line == line for fact in before.facts):
-        raise ValueError(f"line {line} holds no fact")
-    lines = _lines(text)
-    del lines[line - 1]
-    new_text = "".join(lines)
-    expected = [f.text for f in before.facts if f.line != line]
-    if [f.text for f in parse(new_text).facts] != expected:
-        raise ValueError(f"line {line} cannot be removed without changing how the rest of the file reads")
-    return new_text
-
-
-def _landed(before: ParsedFile, after: ParsedFile, bullet: str, heading: str, line: int) -> bool:
-    """True if the bullet reads back at ``line`` in the right section and nothing else changed."""
-    mine = [f for f in after.facts if f.line == line]
-    others = [f.text for f in after.facts if f.line != line]
-    return (
-        len(mine) == 1
-        and mine[0].text == bullet
-        and heading_key(mine[0].section) == heading_key(heading)
-        and others == [f.text for f in before.facts]
-    )
-
-
 def content_lines(text: str) -> list[str]:
     """The non-blank lines of text, right-stripped: what a snapshot and hand-edit check compare."""
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
-def episode_title(day: str) -> str:
-    """The first line of an episode log, e.g. ``'# 2026-11-29\\n'``."""
-    return f"# {_one_line(day, 'day')}\n"
-
-
-def episode_block(time_hhmm: str, headline: str, bullets: list[str], newline: str = "\n") -> str:
-    """One episode entry to append: a blank line, ``## HH:MM — headline`` and its bullets."""
-    head = f"## {_one_line(time_hhmm, 'time')} — {_one_line(headline, 'headline')}"
-    body = [f"- {_one_line(b, 'bullet')}" for b in bullets]
-    return newline + newline.join([head, *body]) + newline

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from wolfmem.core import markdown
+from wolfmem.core import edits, markdown
 from wolfmem.curation.contract import Episode
 from wolfmem.errors import WolfmemError
 from wolfmem.storage.vault import content_hash
@@ -107,7 +107,7 @@ def batches(entries: list[Entry], budget: int) -> list[list[Entry]]:
 
 
 def _title(day: str) -> str:
-    return markdown.episode_title(day)
+    return edits.episode_title(day)
 
 
 def _pieces(entry: Entry, budget: int) -> list[Entry]:

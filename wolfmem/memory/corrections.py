@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from wolfmem.core import markdown
+from wolfmem.core import edits, markdown
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import clean_fact, fact_key
 from wolfmem.errors import InvalidFact, UsageError
@@ -92,8 +92,8 @@ class Corrections:
             if fact_key(old.text) == new_key:
                 raise _Unchanged(old.text)
             if twin is not None:
-                return Edit(markdown.remove_fact(text, line))
-            return Edit(markdown.replace_fact(text, line, sentence))
+                return Edit(edits.remove_fact(text, line))
+            return Edit(edits.replace_fact(text, line, sentence))
 
         def archive(_written: Any) -> None:
             old, twin = found["old"], found["twin"]
@@ -136,7 +136,7 @@ class Corrections:
 
         def remove(text: str) -> Edit[None]:
             found["old"] = _checked_fact(markdown.parse(text), rel, line, wanted)
-            return Edit(markdown.remove_fact(text, line))
+            return Edit(edits.remove_fact(text, line))
 
         def archive(_written: Any) -> None:
             found["archived"] = self._archive(rel, found["old"], Reason.FORGOTTEN, why, "", "forget")
@@ -167,7 +167,7 @@ class Corrections:
                 return None
             heading = record.section or UNFILED
             existing = markdown.find_section(parsed, heading)
-            new_text, placed["line"] = markdown.add_fact(
+            new_text, placed["line"] = edits.add_fact(
                 base, record.fact, existing.heading if existing else heading, parsed.title or name.title()
             )
             return Edit(new_text)

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from wolfmem.core import markdown
+from wolfmem.core import edits, markdown
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import has_lone_surrogate, is_blank
 from wolfmem.core.untrusted import looks_like_instruction
@@ -62,10 +62,10 @@ def log_episode(
 
     def append(old: str) -> Edit[int]:
         newline = "\r\n" if "\r\n" in old else "\n"
-        head = old if old.strip() else markdown.episode_title(day).replace("\n", newline)
+        head = old if old.strip() else edits.episode_title(day).replace("\n", newline)
         if not head.endswith(("\n", "\r")):
             head += newline
-        block = markdown.episode_block(moment.strftime("%H:%M"), title, bullets, newline)
+        block = edits.episode_block(moment.strftime("%H:%M"), title, bullets, newline)
         # The block is a blank line, the `##` heading, then the bullets.
         return Edit(head + block, len(markdown.split_lines(head)) + 3)
 

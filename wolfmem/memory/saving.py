@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from wolfmem.core import markdown
+from wolfmem.core import edits, markdown
 from wolfmem.core.compare import Relation, relate
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.entities import entity_heading, mentions_entity
@@ -255,7 +255,7 @@ class Saver:
                     raise _Answered(self._duplicate(rel, fact.line, fact.section))
             heading = self._choose_section(parsed, sentence, topic)
             try:
-                new_text, line = markdown.add_fact(
+                new_text, line = edits.add_fact(
                     text if text.strip() else template_text(name), sentence, heading, parsed.title or name.title()
                 )
             except ValueError as exc:

@@ -1,0 +1,179 @@
+"""Line-level edits of a markdown file: add a fact under a section, replace or remove one fact line, episode blocks.
+
+Every edit reads its result back with the parser and refuses (ValueError) one that would change how
+the rest of the file reads; nothing is ever re-rendered.
+"""
+
+from __future__ import annotations
+
+import re
+
+from wolfmem.core.markdown import (
+    NEWLINE_RE,
+    ParsedFile,
+    find_section,
+    forget,
+    heading_key,
+    lines_of,
+    newline_of,
+    parse,
+    parse_after_insert,
+    remember,
+    scan,
+)
+
+
+def _one_line(value: str, what: str) -> str:
+    """Strip value and insist it is a single non-empty line."""
+    value = value.strip()
+    if not value or len(value.splitlines()) != 1:
+        raise ValueError(
+            f"{what} must be one non-empty line, got {value!r}; join or split it first"
+        )
+    return value
+
+
+def _reads_back(line: str, what: str, expect: str, got: str | None) -> None:
+    """Refuse text whose markdown would not read back as itself (e.g. '# x', '```')."""
+    if got != expect:
+        raise ValueError(
+            f"{what} {expect!r} would be read as markdown structure in {line!r}; "
+            "rephrase it or escape its leading character with a backslash"
+        )
+
+
+def _with_title(text: str, title: str, newline: str) -> tuple[str, ParsedFile]:
+    """Give text a ``# title`` (after any front matter) if it has none; return it parsed."""
+    parsed, front_end = scan(text)
+    if text.strip() == "":
+        text = f"# {title}{newline}{newline}"
+        return text, parse(text)
+    if parsed.title is not None:
+        return text, parsed
+    lines = lines_of(text)
+    if front_end and not NEWLINE_RE.search(lines[front_end - 1][-1:]):
+        lines[front_end - 1] += newline  # front matter was the whole file, unterminated
+    rest = lines[front_end:]
+    gap = newline if rest and rest[0].strip() else ""
+    text = "".join(lines[:front_end] + [f"# {title}{newline}{gap}"] + rest)
+    return text, parse(text)
+
+
+def _splice(lines: list[str], at: int, new: list[str], newline: str, ends_nl: bool) -> str:
+    """Insert ``new`` lines before 0-based index ``at``, keeping every other line's ending."""
+    head, tail = lines[:at], lines[at:]
+    if head and not tail and not NEWLINE_RE.search(head[-1][-1:]):
+        head[-1] += newline  # appending after an unterminated last line
+    body = [line + newline for line in new]
+    if not tail and not ends_nl:
+        body[-1] = new[-1]  # keep the file's missing final newline
+    return "".join(head + body + tail)
+
+
+def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int]:
+    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line)."""
+    bullet = _one_line(bullet, "bullet")
+    heading = _one_line(heading, "heading")
+    title = _one_line(title, "title")
+    probe = parse(f"- {bullet}").facts
+    _reads_back(f"- {bullet}", "bullet", bullet, probe[0].text if len(probe) == 1 else None)
+    probe_sections = parse(f"## {heading}").sections
+    got = heading_key(probe_sections[0].heading) if probe_sections else None
+    _reads_back(f"## {heading}", "heading", heading_key(heading), got)
+
+    newline = newline_of(text)
+    # A file we create (or fill from blank) ends with a newline; otherwise keep its habit.
+    ends_nl = text.strip() == "" or text.endswith(("\n", "\r"))
+    base, before = _with_title(text, title, newline)
+    lines = lines_of(base)
+    section = find_section(before, heading)
+    if section is None:
+        while lines and not lines[-1].strip():
+            lines.pop()  # exactly one blank line before the new heading
+        new_lines = ["", f"## {heading}", f"- {bullet}"]
+        attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
+    else:
+        last = next(
+            (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
+            section.line,
+        )
+        # An HTML block or table swallows a following line; a blank line closes them.
+        attempts = [
+            (_splice(lines, last, [f"- {bullet}"], newline, ends_nl), last + 1),
+            (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
+        ]
+    for new_text, line in attempts:
+        if section is None:
+            after = parse(new_text)
+        else:
+            after = parse_after_insert(before, section, new_text, line - last)
+        if _landed(before, after, bullet, heading, line):
+            if section is not None:
+                remember(new_text, (after, scan(base)[1]))  # indexing the new text needs no parse
+                forget(text, base)  # superseded: keeping them would push other files' parses out
+            return new_text, line
+    raise ValueError(
+        f"could not add {bullet!r} under '## {heading}': the file's markdown swallows the new "
+        "line (an unclosed ``` code fence?); fix the file and retry"
+    )
+
+
+_MARKER_RE = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?)")
+
+
+def replace_fact(text: str, line: int, sentence: str) -> str:
+    """The text with the fact on ``line`` replaced by ``sentence`` (its list marker kept); ValueError if not a fact line."""
+    sentence = _one_line(sentence, "fact")
+    before = parse(text)
+    if not any(fact.line == line for fact in before.facts):
+        raise ValueError(f"line {line} holds no fact")
+    lines = lines_of(text)
+    raw = lines[line - 1]
+    ending = raw[len(raw.rstrip("\r\n")):]
+    marker = _MARKER_RE.match(raw)
+    lines[line - 1] = (marker.group(1) if marker else "") + sentence + ending
+    new_text = "".join(lines)
+    after = parse(new_text)
+    mine = [fact for fact in after.facts if fact.line == line]
+    others = [(f.text, f.line) for f in after.facts if f.line != line]
+    if len(mine) != 1 or mine[0].text != sentence or others != [(f.text, f.line) for f in before.facts if f.line != line]:
+        raise ValueError(f"line {line} cannot be replaced without changing how the file reads")
+    return new_text
+
+
+def remove_fact(text: str, line: int) -> str:
+    """The text without the fact line ``line``; ValueError if it is not a one-line fact or others would change."""
+    before = parse(text)
+    if not any(fact.line == line for fact in before.facts):
+        raise ValueError(f"line {line} holds no fact")
+    lines = lines_of(text)
+    del lines[line - 1]
+    new_text = "".join(lines)
+    expected = [f.text for f in before.facts if f.line != line]
+    if [f.text for f in parse(new_text).facts] != expected:
+        raise ValueError(f"line {line} cannot be removed without changing how the rest of the file reads")
+    return new_text
+
+
+def _landed(before: ParsedFile, after: ParsedFile, bullet: str, heading: str, line: int) -> bool:
+    """True if the bullet reads back at ``line`` in the right section and nothing else changed."""
+    mine = [f for f in after.facts if f.line == line]
+    others = [f.text for f in after.facts if f.line != line]
+    return (
+        len(mine) == 1
+        and mine[0].text == bullet
+        and heading_key(mine[0].section) == heading_key(heading)
+        and others == [f.text for f in before.facts]
+    )
+
+
+def episode_title(day: str) -> str:
+    """The first line of an episode log, e.g. ``'# 2026-11-29\\n'``."""
+    return f"# {_one_line(day, 'day')}\n"
+
+
+def episode_block(time_hhmm: str, headline: str, bullets: list[str], newline: str = "\n") -> str:
+    """One episode entry to append: a blank line, ``## HH:MM — headline`` and its bullets."""
+    head = f"## {_one_line(time_hhmm, 'time')} — {_one_line(headline, 'headline')}"
+    body = [f"- {_one_line(b, 'bullet')}" for b in bullets]
+    return newline + newline.join([head, *body]) + newline

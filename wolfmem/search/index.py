@@ -12,7 +12,6 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 from tenacity import (
     Retrying,
@@ -23,7 +22,7 @@ from tenacity import (
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.filedb.filetables import FileFormatError
-from whoosh.writing import IndexingError, SegmentWriter
+from whoosh.writing import IndexingError
 
 from wolfmem.errors import DatabaseDamaged, IndexUnavailable, VaultBusy, storage_error
 from wolfmem.search.schema import (
@@ -42,7 +41,6 @@ from wolfmem.search.schema import (
 from wolfmem.search.segments import (
     WORKER_SCRATCH,
     MappedStorage,
-    WorkerStorage,
     open_searcher,
     refreshed,
 )
@@ -419,34 +417,5 @@ def _abandon(writer) -> None:
     with contextlib.suppress(OSError):
         writer._tempstorage.destroy()
 
-
-class SegmentBuilder:
-    """Writes facts into one new segment of an index whose write lock another process holds.
-
-    Whoosh's own multi-process writer does the same (an unlocked SegmentWriter, finished without a
-    commit); the segment is only visible once that process lists it in a commit.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        ix = WorkerStorage(str(directory)).open_index()
-        self._writer = SegmentWriter(ix, _lk=False, compound=False)
-        self._added = False
-
-    def add(self, doc: FactDoc) -> None:
-        """Index one fact."""
-        self._writer.add_document(**fields(doc))
-        self._added = True
-
-    def finish(self) -> Any:
-        """Write the segment's files and return the segment to commit (None when nothing was added)."""
-        if not self._added:
-            self.cancel()
-            return None
-        return self._writer._finalize_segment()
-
-    def cancel(self) -> None:
-        """Drop what was written."""
-        if not self._writer.is_closed:
-            self._writer.cancel()
 
 

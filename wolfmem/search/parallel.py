@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from wolfmem.search.documents import dated_facts, look
-from wolfmem.search.index import FactIndex, SegmentBuilder
+from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc
+from wolfmem.search.segments import SegmentBuilder
 from wolfmem.storage.catalog import DocRow, ManifestEntry
 from wolfmem.storage.confine import Confined
 

@@ -8,6 +8,7 @@ import mmap
 import os
 import secrets
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from whoosh import index as whoosh_index
@@ -16,6 +17,9 @@ from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
+from whoosh.writing import SegmentWriter
+
+from wolfmem.search.schema import FactDoc, fields
 
 WORKER_SCRATCH = "wolfmem-worker-"
 
@@ -105,3 +109,33 @@ def refreshed(ix: whoosh_index.FileIndex, old: Searcher, fields: Iterable[str]) 
     # A MultiReader even for one segment: it carries the new generation, which up_to_date compares.
     combined = MultiReader(readers, generation=toc.generation) if readers else EmptyReader(toc.schema)
     return Searcher(combined, fromindex=ix, weighting=_weighting())
+
+
+class SegmentBuilder:
+    """Writes facts into one new segment of an index whose write lock another process holds.
+
+    Whoosh's own multi-process writer does the same (an unlocked SegmentWriter, finished without a
+    commit); the segment is only visible once that process lists it in a commit.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        ix = WorkerStorage(str(directory)).open_index()
+        self._writer = SegmentWriter(ix, _lk=False, compound=False)
+        self._added = False
+
+    def add(self, doc: FactDoc) -> None:
+        """Index one fact."""
+        self._writer.add_document(**fields(doc))
+        self._added = True
+
+    def finish(self) -> Any:
+        """Write the segment's files and return the segment to commit (None when nothing was added)."""
+        if not self._added:
+            self.cancel()
+            return None
+        return self._writer._finalize_segment()
+
+    def cancel(self) -> None:
+        """Drop what was written."""
+        if not self._writer.is_closed:
+            self._writer.cancel()

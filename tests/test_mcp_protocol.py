@@ -155,4 +155,4 @@ def test_warnings_reach_the_client_as_log_messages(client: McpClient, home: Path
                 and "skipped knowledge/blob.md" in n.params.data]
 
     [message] = wait_until(skipped)
-    assert message.level == "warning" and message.logger == "wolfmem.search.sync"
+    assert message.level == "warning" and message.logger == "wolfmem.search.documents"

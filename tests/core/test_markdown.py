@@ -426,33 +426,3 @@ def test_episode_helpers() -> None:
 def test_episode_block_refuses_multiline(args: tuple[str, str, list[str]]) -> None:
     with pytest.raises(ValueError):
         episode_block(*args)
-
-
-EDITS = st.sampled_from(["append", "insert", "replace", "delete"])
-
-
-@settings(max_examples=400, deadline=None)
-@given(file=vault_files(), more=st.lists(FILE_PARTS, min_size=1, max_size=6), edit=EDITS, at=st.integers(0, 40))
-def test_a_parse_derived_from_an_earlier_version_equals_a_full_parse(
-    file: tuple[str, str], more: list[str], edit: str, at: int
-) -> None:
-    # After an editor changes a remembered text, only the part from the last section before the
-    # change is parsed again; the result must equal a full parse of the new text.
-    text, newline = file
-    base = text + newline.join(["## Padding"] + ["- some filler fact"] * 30) + newline  # long enough to cache
-    lines = base.split(newline)
-    at = min(at, len(lines))
-    if edit == "append":
-        lines += more
-    elif edit == "insert":
-        lines[at:at] = more
-    elif edit == "replace":
-        lines[at:at + 1] = more
-    else:
-        del lines[at:at + 1]
-    changed = newline.join(lines)
-    markdown.forget(base, changed)
-    before = parse(base)
-    assert before == markdown._scan_uncached(base)[0]
-    assert parse(changed) == markdown._scan_uncached(changed)[0]
-    assert markdown.scan(changed)[1] == markdown._scan_uncached(changed)[1]

@@ -194,56 +194,9 @@ def scan(text: str) -> tuple[ParsedFile, int]:
         if text in _RECENT:
             _RECENT.move_to_end(text)
             return _RECENT[text]
-        recent = list(reversed(_RECENT.items()))
-    result = _scan_changed(text, recent) or _scan_uncached(text)
+    result = _scan_uncached(text)
     remember(text, result)
     return result
-
-
-def _scan_changed(text: str, recent: list[tuple[str, tuple[ParsedFile, int]]]) -> tuple[ParsedFile, int] | None:
-    """The parse of text from a remembered parse of an earlier version of it, re-parsing only from
-    the last `##` section that starts before the first changed line; None when none fits.
-
-    An editor saving a big file changes a few lines, usually near its end; a save racing that
-    editor would otherwise re-parse the whole file for every retry. Lines before the first change
-    are the same, so the blocks before that section parse alike (a top-level heading closes every
-    open block, as `_parse_after_insert` relies on too).
-    """
-    if text.count("\r") != text.count("\r\n"):
-        return None  # lone CR line breaks: the newline count below would not be the line number
-    for old, (before, front_end) in recent:
-        if len(old) < len(text) // 2 or old[:_MIN_CACHED_CHARS] != text[:_MIN_CACHED_CHARS]:
-            continue  # another file
-        same = _common_prefix(old, text)
-        changed = text.count("\n", 0, same) + 1  # the 1-based line holding the first difference
-        start = max((s.line for s in before.sections if s.line < changed), default=0)
-        if start <= front_end or start < changed // 2:
-            continue  # the change is too near the top to save much
-        offset = 0
-        for _ in range(start - 1):
-            offset = text.index("\n", offset) + 1
-        local = _scan_uncached(text[offset:])[0]
-        if local.title is not None and before.title is not None:
-            continue  # a `#` after the restart point: which one is the title is not known here
-        shift = start - 1
-        facts = [f for f in before.facts if f.line < start]
-        facts += [Fact(f.text, f.line + shift, f.section) for f in local.facts]
-        sections = [s for s in before.sections if s.line < start]
-        sections += [Section(s.heading, s.line + shift, s.end + shift) for s in local.sections]
-        return ParsedFile(before.title or local.title, tuple(sections), tuple(facts)), front_end
-    return None
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """How many leading characters a and b share (binary search over slices, compared in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def remember(text: str, result: tuple[ParsedFile, int]) -> None:

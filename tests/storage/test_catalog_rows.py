@@ -42,9 +42,12 @@ def test_random_edits_leave_exactly_the_given_rows(tmp_path: Path) -> None:
         rows = edited(rows, rng, step)
         # Now and then another process commits in between, so remembered rows must not be trusted.
         writer = other if step % 7 == 0 else catalog
-        writer.commit({"a.md": ENTRY}, {"a.md": rows})
+        entries = {"a.md": ManifestEntry(step, 1, "r", 1), "b.md": ENTRY if step % 2 else None}
+        writer.commit(entries, {"a.md": rows})
         assert stored(path, "a.md") == {row.doc_id: row for row in rows}, step
         assert catalog.doc_rows("a.md") == other.doc_rows("a.md") == {row.doc_id: row for row in rows}
+        # The manifest each process keeps follows its own commits and notices the other's.
+        assert catalog.manifest() == other.manifest() == Catalog(path).manifest(), step
 
 
 def test_a_shift_below_an_insert_is_one_update(tmp_path: Path) -> None:

@@ -65,8 +65,9 @@ class InotifyChanges:
         try:
             self._inotify = inotify_simple.INotify(nonblocking=True)
             self._arm()
-        except OSError as exc:
-            # EMFILE/ENOSPC: the per-user limits on inotify instances and watches.
+        except (OSError, AttributeError) as exc:
+            # EMFILE/ENOSPC: the per-user limits on inotify instances and watches; AttributeError: a
+            # C library without inotify (the package installed where it does not belong).
             log.warning("cannot watch %s with inotify (%s); searches will stat every file", self.vault.root, exc)
             self.close()
             return False

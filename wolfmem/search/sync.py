@@ -168,7 +168,11 @@ class Syncer:
         # Only new or changed files count towards a big job: racily clean ones are usually unchanged.
         changed = [disk[rel].size for rel in todo.check if (disk[rel].mtime_ns, disk[rel].size) != _stat_of(known, rel)]
         if parallel.workers_for(changed) > 1:
-            return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)
+            try:
+                return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)
+            except (parallel.WorkerFailed, OSError) as exc:
+                # Nothing was committed; the same work is done here instead, only slower.
+                log.warning("indexing in worker processes failed (%s); indexing in this process", exc)
         report = SyncReport()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}

@@ -168,6 +168,14 @@ class Catalog(Store):
                 rollback(db)
                 self._recent.clear()
                 raise
+            if self._manifest_generation == generation:
+                # The manifest this process holds was current just before this commit: apply it there
+                # too, so the next sync does not read every file's entry back.
+                manifest = {**self._manifest, **{path: e for path, e in entries.items() if e is not None}}
+                for path, entry in entries.items():
+                    if entry is None:
+                        manifest.pop(path, None)
+                self._manifest, self._manifest_generation = manifest, generation + 1
             for path, (seen, rows) in list(self._recent.items()):
                 # Rows remembered as current just before this commit stay current after it.
                 if (path in entries and entries[path] is None) or seen != generation:

@@ -96,12 +96,6 @@ def parse(line: str) -> ArchivedFact | None:
         return None
 
 
-def visible_text(line_text: str) -> str:
-    """A record's fact without its data comment: what the index holds and search shows."""
-    match = _RECORD.match(f"- {line_text}")
-    return match.group("fact") if match else line_text
-
-
 def title(rel: str) -> str:
     """The first line of a new archive file."""
     month = rel.rsplit("/", 1)[-1].removeprefix(ARCHIVE_PREFIX).removesuffix(".md")

@@ -116,11 +116,6 @@ class Vault:
         return self.root / "episodes"
 
     @property
-    def consolidated_dir(self) -> Path:
-        """The folder of curation logs and audit reports."""
-        return self.root / "consolidated"
-
-    @property
     def index_dir(self) -> Path:
         """The disposable Whoosh index."""
         return self.state_dir / "index"

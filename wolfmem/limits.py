@@ -10,11 +10,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wolfmem.core.facts import MAX_FACT_CHARS
 from wolfmem.errors import UsageError
-from wolfmem.memory.episodes import MAX_BULLET_CHARS, MAX_HEADLINE_CHARS
-from wolfmem.memory.refs import MAX_REF_CHARS
-from wolfmem.memory.saving import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS
+
+# -- the sizes themselves; the layers that enforce them import them from here ---------
+MAX_FACT_CHARS = 300  # one sentence a person would write; longer is a paragraph to split
+MAX_TOPIC_CHARS = 80  # a section heading: a name, a project, a topic
+MAX_REQUEST_ID_CHARS = 200  # a UUID is 36; room for a caller's own prefixes
+MAX_REF_CHARS = 1024  # a path, a heading and a line range
+MAX_BULLET_CHARS = 500  # an episode line is a note, not a transcript
+MAX_HEADLINE_CHARS = 100  # an episode block's headline
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from wolfmem.curation.landing import hand_lines_of
 from wolfmem.curation.prompting import SCHEMA
 from wolfmem.curation.run import run
 from wolfmem.curation.staging import apply_staged, staged
-from wolfmem.status import collect, render
+from wolfmem.ops.status import collect, render
 
 PEOPLE = "knowledge/people.md"
 START = datetime(2026, 11, 20, 3, 0, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 from fakeembed import FakeEmbed, embed
 
 from wolfmem.config import Config, embeddings_api_key, load_config
-from wolfmem.semantic.client import (
+from wolfmem.llm.embeddings import (
     EmbeddingClient,
     EmbeddingSettings,
     EmbeddingsUnavailable,

@@ -15,7 +15,7 @@ from conftest import REPO, run_cli, wait_until
 from wolfmem import Config, Memory
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
-from wolfmem.status import collect, render
+from wolfmem.ops.status import collect, render
 
 EPISODE = (
     "# 2024-05-01\n\n## 10:00 — Weekend\n"

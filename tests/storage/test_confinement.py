@@ -124,7 +124,7 @@ def test_memory_map_shows_no_heading_of_a_curated_file_that_links_out(memory: Me
 
 
 def test_status_lists_each_ignored_link_with_its_target(linked: Memory, outside: Path) -> None:
-    from wolfmem.status import collect, render
+    from wolfmem.ops.status import collect, render
 
     data = collect(linked)
     links = {link["rel"]: link["target"] for link in data["ignored_links"]}

@@ -18,7 +18,7 @@ from wolfmem import Config, Memory
 from wolfmem.curation import run as curate
 from wolfmem.curation.offline import OfflineCurator
 from wolfmem.errors import StorageError
-from wolfmem.status import collect, render
+from wolfmem.ops.status import collect, render
 
 SARAH = "Sarah Chen is my manager."
 DEPLOY = "We deploy with Ansible from the ops repo."

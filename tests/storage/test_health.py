@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from wolfmem import Memory
-from wolfmem.daemon import INDEXER_RECORD
 from wolfmem.errors import IndexUnavailable
-from wolfmem.status import collect, render
+from wolfmem.ops.daemon import INDEXER_RECORD
+from wolfmem.ops.status import collect, render
 
 
 def test_a_failed_reindex_after_a_landed_write_is_reported_and_cleared(memory: Memory) -> None:

@@ -26,7 +26,7 @@ from wolfmem.errors import UsageError
 
 def daemon(vault: VaultOption = None) -> None:
     """Run in the foreground: watch the vault, keep the index fresh, run scheduled jobs."""
-    from wolfmem.daemon import Daemon, run_in_foreground
+    from wolfmem.ops.daemon import Daemon, run_in_foreground
 
     with errors():
         config = config_for(vault)
@@ -36,7 +36,7 @@ def daemon(vault: VaultOption = None) -> None:
 
 def mcp(vault: VaultOption = None) -> None:
     """Serve the memory tools over MCP on stdio."""
-    from wolfmem.mcp_server import serve
+    from wolfmem.mcp.server import serve
 
     with open_memory(vault) as memory:
         serve(memory)
@@ -134,7 +134,7 @@ def _service_call(action: Callable[..., Any], *args: Any) -> None:
 
 def service_install(vault: VaultOption = None) -> None:
     """Start `wolfmem daemon` at login and restart it on failure."""
-    from wolfmem.service import install
+    from wolfmem.ops.service import install
 
     if vault is not None:
         with errors():
@@ -145,14 +145,14 @@ def service_install(vault: VaultOption = None) -> None:
 
 def service_uninstall() -> None:
     """Remove the user service."""
-    from wolfmem.service import uninstall
+    from wolfmem.ops.service import uninstall
 
     _service_call(uninstall)
 
 
 def service_status() -> None:
     """Say whether the user service is installed and running; exit 1 when it is not running."""
-    from wolfmem.service import status as service_state
+    from wolfmem.ops.service import status as service_state
 
     with errors():
         state = service_state()

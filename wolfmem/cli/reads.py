@@ -98,7 +98,7 @@ def reindex(vault: VaultOption = None) -> None:
 
 def _embed_all(memory: Memory) -> str:
     """Embed every fact without a vector, with a bar on a terminal; an unreachable endpoint is no failure."""
-    from wolfmem.semantic.client import EmbeddingsUnavailable
+    from wolfmem.llm.embeddings import EmbeddingsUnavailable
 
     assert memory.hybrid is not None
     try:
@@ -117,7 +117,7 @@ def _embed_all(memory: Memory) -> str:
 
 def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     """Vault, daemon, index health, jobs and LLM."""
-    from wolfmem.status import collect, render
+    from wolfmem.ops.status import collect, render
 
     with open_memory(vault) as memory, errors():
         data = collect(memory)
@@ -129,8 +129,8 @@ def status(vault: VaultOption = None, as_json: JsonOption = False) -> None:
 
 def show_config(vault: VaultOption = None) -> None:
     """Print the resolved settings as TOML for the config file, each with its source and help."""
+    from wolfmem.cli.config_toml import render
     from wolfmem.config import default_config_file, resolve
-    from wolfmem.config_toml import render
 
     with errors():
         resolved = resolve({"vault": str(vault) if vault is not None else None})
@@ -139,7 +139,7 @@ def show_config(vault: VaultOption = None) -> None:
 
 def doctor(vault: VaultOption = None, as_json: JsonOption = False) -> None:
     """Check the whole install: vault, state, index, watcher, daemon, lease, LLM. Exit 1 on any failure."""
-    from wolfmem.doctor import run_checks
+    from wolfmem.ops.doctor import run_checks
 
     with errors():
         report = run_checks(config_for(vault))

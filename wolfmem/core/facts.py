@@ -14,8 +14,7 @@ import unicodedata
 
 from wolfmem.core import credentials
 from wolfmem.errors import InvalidFact, SecretRefused
-
-MAX_FACT_CHARS = 300
+from wolfmem.limits import MAX_FACT_CHARS
 
 LIST_MARKER = re.compile(r"^(?:[-*+]|\d{1,3}[.)])(?:\s+(?:\[[ xX]\](?:\s+|$))?|$)")
 _HEADING = re.compile(r"^#{1,6}(?:\s|$)")

@@ -10,7 +10,7 @@ from wolfmem.curation.prompting import SCHEMA, build_prompt, parse_reply
 from wolfmem.errors import LLMError
 
 if TYPE_CHECKING:  # the openai client is imported only when an LLM is configured
-    from wolfmem.llm import LLMClient
+    from wolfmem.llm.chat import LLMClient
 
 
 class LLMCurator:

@@ -82,7 +82,7 @@ def make_curator(config: Config) -> Curator:
     if not config.llm_model:
         return OfflineCurator()
     # Imported here: the openai client and pydantic cost the daemon ~25 MB it needs only with an LLM.
-    from wolfmem.llm import LLMClient, LLMSettings
+    from wolfmem.llm.chat import LLMClient, LLMSettings
 
     return LLMCurator(LLMClient(LLMSettings.from_config(config)))
 

@@ -14,11 +14,10 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import has_lone_surrogate, is_blank
 from wolfmem.core.untrusted import looks_like_instruction
 from wolfmem.errors import InvalidFact, UsageError
+from wolfmem.limits import MAX_BULLET_CHARS, MAX_HEADLINE_CHARS
 from wolfmem.memory.refs import make_ref
 from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
-MAX_BULLET_CHARS = 500
-MAX_HEADLINE_CHARS = 100
 MAX_BULLETS = 50
 # An episode file is named by its day, and wolfmem only dates four-digit years (episode_date).
 FIRST_YEAR, LAST_YEAR = 1000, 9999

@@ -349,7 +349,7 @@ def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | Non
     if not config.embeddings_model:
         return None
     # Imported here: numpy and the openai client cost a lexical-only process memory it never uses.
-    from wolfmem.semantic.client import EmbeddingSettings
+    from wolfmem.llm.embeddings import EmbeddingSettings
     from wolfmem.semantic.hybrid import Hybrid
 
     return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)

@@ -9,13 +9,13 @@ from dataclasses import asdict, dataclass
 from wolfmem.core import markdown
 from wolfmem.core.facts import has_lone_surrogate
 from wolfmem.errors import NotFound, UsageError, storage_error
+from wolfmem.limits import MAX_REF_CHARS
 from wolfmem.storage.vault import Vault, content_hash
 
 MAX_LINES = 400
 MAX_CHARS = 40_000
 # Finding a section parses the whole file; past this size a line range is the way in.
 MAX_SECTION_SCAN_CHARS = 2_000_000
-MAX_REF_CHARS = 1024
 _LINE_RANGE = re.compile(r"^L([0-9]+)(?:-L?([0-9]+))?$", re.IGNORECASE)
 _SCHEME = re.compile(r"^file:\s*", re.IGNORECASE)
 

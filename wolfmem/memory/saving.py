@@ -23,6 +23,7 @@ from wolfmem.core.facts import (
 )
 from wolfmem.core.untrusted import looks_like_instruction
 from wolfmem.errors import InvalidFact, StorageError, UsageError, shown
+from wolfmem.limits import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
 from wolfmem.search.schema import Filters, IndexHit
@@ -36,8 +37,6 @@ log = logging.getLogger(__name__)
 UNFILED = "Unfiled"
 CANDIDATES = 12
 MAX_CONTRADICTED = 3
-MAX_TOPIC_CHARS = 80
-MAX_REQUEST_ID_CHARS = 200
 _FACT = "fact"  # the key under which a stored receipt keeps the fact it answered
 
 TYPE_ALIASES = {

@@ -1,1 +1,1 @@
-"""Optional semantic search: an embeddings client, the vector store, dense ranking, fusion and the background embedder."""
+"""Optional semantic search: the vector store, dense ranking, fusion and the background embedder (the client is in llm/)."""

@@ -18,9 +18,9 @@ import numpy as np
 
 from wolfmem.core.facts import fact_key
 from wolfmem.errors import WolfmemError
+from wolfmem.llm.embeddings import EmbeddingClient, EmbeddingsUnavailable
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import Filters
-from wolfmem.semantic.client import EmbeddingClient, EmbeddingsUnavailable
 from wolfmem.semantic.store import VectorStore
 
 log = logging.getLogger(__name__)

@@ -16,16 +16,16 @@ from typing import Any
 import numpy as np
 
 from wolfmem.core.facts import fact_key
-from wolfmem.search import query
-from wolfmem.search.index import FactIndex
-from wolfmem.search.query_dates import DatedQuery
-from wolfmem.search.schema import Filters, IndexHit
-from wolfmem.semantic.client import (
+from wolfmem.llm.embeddings import (
     EmbeddingClient,
     EmbeddingSettings,
     EmbeddingsUnavailable,
     Kind,
 )
+from wolfmem.search import query
+from wolfmem.search.index import FactIndex
+from wolfmem.search.query_dates import DatedQuery
+from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.semantic.dense import DenseHit, DenseView
 from wolfmem.semantic.embedder import (
     BackgroundEmbedder,

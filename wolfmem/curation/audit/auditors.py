@@ -16,7 +16,7 @@ from wolfmem.curation.prompting import annotate
 from wolfmem.errors import LLMError
 
 if TYPE_CHECKING:  # the openai client is imported only when an LLM is configured
-    from wolfmem.llm import LLMClient
+    from wolfmem.llm.chat import LLMClient
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def make_auditor(config: Config) -> Auditor | None:
     if not config.llm_model:
         return None
     # Imported here: the openai client and pydantic cost the daemon ~25 MB it needs only with an LLM.
-    from wolfmem.llm import LLMClient, LLMSettings
+    from wolfmem.llm.chat import LLMClient, LLMSettings
 
     return LLMAuditor(LLMClient(LLMSettings.from_config(config)))
 

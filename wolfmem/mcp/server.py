@@ -18,13 +18,17 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
 
-from wolfmem import __version__, limits, mcp_resources, prompts, tool_catalog, tools
+from wolfmem import __version__, limits
 from wolfmem.cancellation import Cancelled, cancellable
 from wolfmem.errors import NotFound, UsageError, WolfmemError
-from wolfmem.mcp_link import ClientLink
-from wolfmem.mcp_resources import MIME, Subscriptions
-from wolfmem.mcp_stdio import stdin_lines, stop_on_signals
+from wolfmem.mcp import prompts
+from wolfmem.mcp import resources as mcp_resources
+from wolfmem.mcp.link import ClientLink
+from wolfmem.mcp.resources import MIME, Subscriptions
+from wolfmem.mcp.stdio import stdin_lines, stop_on_signals
 from wolfmem.memory.facade import Memory
+from wolfmem.tools import catalog as tool_catalog
+from wolfmem.tools import dispatch as tools
 
 log = logging.getLogger(__name__)
 

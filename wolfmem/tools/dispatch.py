@@ -14,13 +14,11 @@ from wolfmem import limits
 from wolfmem.cancellation import Cancelled
 from wolfmem.errors import UsageError, WolfmemError, shown
 from wolfmem.memory.facade import Memory
-from wolfmem.tool_calls import ToolResult
-from wolfmem.tool_catalog import DOCTRINE, TOOLS, Tool
+from wolfmem.tools.calls import ToolResult
+from wolfmem.tools.catalog import DOCTRINE, TOOLS, Tool
 
 log = logging.getLogger(__name__)
 
-# The public face of the tools for a caller's own agent loop (README: OpenAI function calling).
-__all__ = ["BY_NAME", "DOCTRINE", "TOOLS", "call", "execute", "openai_tools"]
 
 MAX_ARGUMENT_CHARS = limits.ARGUMENT_CHARS
 ERROR_CHARS = limits.ERROR_CHARS

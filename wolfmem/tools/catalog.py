@@ -9,11 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from wolfmem import limits, tool_outputs
+from wolfmem import limits
 from wolfmem.memory.episodes import MAX_BULLETS
 from wolfmem.memory.facade import MAX_LIMIT, SOURCES, Memory
 from wolfmem.memory.saving import TYPE_ALIASES
-from wolfmem.tool_calls import (
+from wolfmem.tools import outputs as tool_outputs
+from wolfmem.tools.calls import (
     BATCH_LIMIT,
     ToolResult,
     run_forget,

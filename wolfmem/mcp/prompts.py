@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from wolfmem import limits
 from wolfmem.errors import UsageError
-from wolfmem.tool_catalog import DOCTRINE
+from wolfmem.tools.catalog import DOCTRINE
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Structured JSON completions from any OpenAI-compatible endpoint; the only module that imports openai."""
+"""Structured JSON completions from any OpenAI-compatible endpoint, for curation and the audit."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import openai
 
 from wolfmem.config import Config, llm_api_key
 from wolfmem.errors import LLMError
-from wolfmem.llm_deadline import DeadlineTransport
+from wolfmem.llm.deadline import DeadlineTransport
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 # Local servers (Ollama, llama.cpp, LM Studio) ignore the key, but the client insists on one.

@@ -20,14 +20,14 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from wolfmem import service
 from wolfmem.config import Config
-from wolfmem.daemon import daemon_pid
 from wolfmem.errors import LLMError, WolfmemError
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile
 from wolfmem.memory.facade import Memory, local_now
+from wolfmem.ops import service
+from wolfmem.ops.daemon import daemon_pid
+from wolfmem.ops.service import ServiceState
 from wolfmem.search.schema import FactDoc
-from wolfmem.service import ServiceState
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.vault import CURATED_PATHS, Vault
 
@@ -298,7 +298,7 @@ def _lease_check(lease_file: LeaseFile) -> Check:
 def check_llm(subject: Subject) -> Check:
     """The configured LLM answers a tiny request (nothing to check when curation runs offline)."""
     # Imported here: the openai client is needed only when an LLM is configured.
-    from wolfmem.llm import LLMClient, LLMSettings
+    from wolfmem.llm.chat import LLMClient, LLMSettings
 
     config = subject.config
     if not config.llm_model:

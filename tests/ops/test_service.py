@@ -17,7 +17,14 @@ import pytest
 from conftest import run_cli
 
 from wolfmem.errors import UsageError
-from wolfmem.service import AGENT_LABEL, install, render, status, uninstall, unit_path
+from wolfmem.ops.service import (
+    AGENT_LABEL,
+    install,
+    render,
+    status,
+    uninstall,
+    unit_path,
+)
 
 EXE = "/opt/wolf mem/bin/wolfmem"
 

@@ -12,7 +12,7 @@ from mcp import MCPError
 from mcpclient import McpClient, spawn
 
 from wolfmem import Config, Memory
-from wolfmem.tool_catalog import DOCTRINE
+from wolfmem.tools.catalog import DOCTRINE
 
 PEOPLE_URI = "memory://file/knowledge/people.md"
 # The client warns that subscriptions and logging change in the 2026-07-28 protocol; over stdio

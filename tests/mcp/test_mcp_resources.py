@@ -8,8 +8,8 @@ import pytest
 
 from wolfmem import limits
 from wolfmem.errors import NotFound, UsageError
-from wolfmem.mcp_link import mcp_level
-from wolfmem.mcp_resources import Subscriptions, to_ref
+from wolfmem.mcp.link import mcp_level
+from wolfmem.mcp.resources import Subscriptions, to_ref
 
 
 @pytest.mark.parametrize(

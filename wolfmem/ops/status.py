@@ -7,10 +7,10 @@ from datetime import datetime
 from typing import Any
 
 from wolfmem.curation.staging import staged
-from wolfmem.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.errors import WolfmemError
 from wolfmem.jobs.runner import JobRunner
 from wolfmem.memory.facade import Memory
+from wolfmem.ops.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.storage import faults
 
 

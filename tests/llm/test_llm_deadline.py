@@ -19,7 +19,7 @@ import pytest
 from wolfmem import Config, Memory
 from wolfmem.curation.run import make_curator, run
 from wolfmem.errors import LLMError
-from wolfmem.llm import LLMClient, LLMSettings
+from wolfmem.llm.chat import LLMClient, LLMSettings
 
 REPLY = {"status": "unchanged", "summary": "", "content": "", "changes": []}
 PAUSE = 0.05  # between bytes: far below any read timeout, so the drip never trips one

@@ -9,7 +9,7 @@ import pytest
 from fakellm import FakeLLM
 
 from wolfmem.errors import LLMError
-from wolfmem.llm import JsonReply, LLMClient, LLMSettings
+from wolfmem.llm.chat import JsonReply, LLMClient, LLMSettings
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 SCHEMA = {

@@ -12,9 +12,9 @@ from openai import OpenAI
 from tests.fakellm import MODEL, FakeLLM, Reply, _completion
 from wolfmem import Memory
 from wolfmem.memory.facade import Hit
-from wolfmem.tool_calls import format_hit
-from wolfmem.tool_catalog import DOCTRINE, TOOLS
 from wolfmem.tools import BY_NAME, call, execute, openai_tools
+from wolfmem.tools.calls import format_hit
+from wolfmem.tools.catalog import DOCTRINE, TOOLS
 
 SAMPLE_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
     ("memory_search", {"query": "Who is my manager?"}),

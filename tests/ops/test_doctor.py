@@ -11,7 +11,7 @@ from conftest import run_cli
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
-from wolfmem.doctor import CHECKS, PROBE_PATH, Check, Status, Subject, run_checks
+from wolfmem.ops.doctor import CHECKS, PROBE_PATH, Check, Status, Subject, run_checks
 
 
 def doctor(*args: str) -> tuple[int, dict[str, dict]]:

@@ -18,7 +18,7 @@ from anyio.from_thread import BlockingPortal
 from mcp.server.session import ServerSession
 
 from wolfmem import limits
-from wolfmem.mcp_resources import Subscriptions
+from wolfmem.mcp.resources import Subscriptions
 
 log = logging.getLogger(__name__)
 

@@ -312,7 +312,7 @@ def test_daemon_keeps_the_index_fresh_logs_each_sync_and_stops_on_sigterm(daemon
         handle.write("\n## Priya\n\n- Priya leads the Falcon project.\n")
     log_file = Path(json.loads(ok("status", "--json").stdout)["daemon"]["log"])
     # The watcher's sync, before any search could do it: so the daemon, not the search, indexed the edit.
-    wait_until(lambda: re.search(r"DEBUG wolfmem\.daemon: sync: 1 file\(s\) indexed, 0 removed, in \d+ ms",
+    wait_until(lambda: re.search(r"DEBUG wolfmem\.ops\.daemon: sync: 1 file\(s\) indexed, 0 removed, in \d+ ms",
                                  log_file.read_text()), timeout=20)
     hits = json.loads(ok("search", "Falcon", "--json", "--vault", str(vault)).stdout)
     assert hits[0]["text"] == "Priya leads the Falcon project."

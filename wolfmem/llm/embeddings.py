@@ -15,7 +15,7 @@ import openai
 
 from wolfmem.config import Config, embeddings_api_key
 from wolfmem.errors import WolfmemError
-from wolfmem.llm import OPENAI_BASE_URL, PLACEHOLDER_KEY
+from wolfmem.llm.chat import OPENAI_BASE_URL, PLACEHOLDER_KEY
 
 Kind = Literal["query", "document"]
 _MAX_QUOTE = 200

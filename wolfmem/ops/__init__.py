@@ -1,0 +1,1 @@
+"""Running and checking an install: the daemon, the login service, `status` and `doctor`."""

@@ -169,5 +169,7 @@ def stale_reads(memory: Memory, env: dict[str, str], rounds: int) -> tuple[int, 
 
 def environment(state: Path, work: Path) -> dict[str, str]:
     """The environment the bench's subprocesses run with (their own state, logs and no config)."""
+    empty = work / "no-config.toml"  # an empty config file: the defaults, whatever the user's own says
+    empty.touch()
     return dict(os.environ, WOLFMEM_STATE_DIR=str(state), WOLFMEM_LOG_DIR=str(work / "logs"),
-                WOLFMEM_CONFIG=str(work / "no-config.toml"))
+                WOLFMEM_CONFIG=str(empty))

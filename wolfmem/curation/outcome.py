@@ -8,7 +8,7 @@ from typing import Any
 
 from wolfmem.curation.contract import Curator, Episode, FileOutcome, Proposal, SavedFact
 from wolfmem.curation.coverage import Coverage, Entry
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 
 JOB = "curate"
 SUCCESS = ("landed", "noop", "partial")
@@ -133,7 +133,7 @@ def summarise(curator: Curator, result: CurationResult, tally: Tally, since: str
 
 
 def record_run(
-    memory: Memory,
+    services: VaultServices,
     result: CurationResult,
     coverage: Coverage,
     since: str,
@@ -149,7 +149,7 @@ def record_run(
         "day": result.day,
         "since": since,
         "started_at": started_at.isoformat(),
-        "finished_at": memory.clock().isoformat(),
+        "finished_at": services.clock().isoformat(),
         "duration_seconds": round(time.monotonic() - started, 3),
         "curator_seconds": tally.seconds,
         "curator": curator.label,
@@ -165,6 +165,6 @@ def record_run(
         "left": result.left,
         "last_success_day": coverage.through,
     }
-    memory.state.put_run_record(JOB, record)
+    services.state.put_run_record(JOB, record)
 
 

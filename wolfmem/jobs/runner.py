@@ -22,13 +22,12 @@ from typing import Any
 
 import filelock
 
-from wolfmem.config import Config
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.jobs.lease import LeaseFile
 from wolfmem.jobs.schedule import manual_period, period_for, schedules
 from wolfmem.jobs.tasks import DEFAULT_JOBS, JobFunc, JobRun
-from wolfmem.memory.facade import Memory
 from wolfmem.storage.machine import machine_id
+from wolfmem.storage.services import VaultServices
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +45,19 @@ class JobRunner:
     """Runs named jobs for periods, once each, under a per-job lock, the lease and failure backoff."""
 
     def __init__(
-        self, memory: Memory, config: Config, *, jobs: Mapping[str, JobFunc] | None = None
+        self, services: VaultServices, *, jobs: Mapping[str, JobFunc] | None = None
     ) -> None:
-        self.memory = memory
-        self.config = config
+        self.services = services
+        self.config = config = services.config
         self.schedules = schedules(config)
         self.jobs: dict[str, JobFunc] = {**DEFAULT_JOBS, **(jobs or {})}
-        self.lease = LeaseFile(memory.writer, machine_id(config.state_root()), config.lease_hours)
+        self.lease = LeaseFile(services.writer, machine_id(config.state_root()), config.lease_hours)
 
     # -- triggers -------------------------------------------------------------------------------------------
     def run_due(self, now: datetime) -> list[dict[str, Any]]:
         """Run each overdue job once (collapsing missed periods into one run); return what was attempted."""
         # Every machine publishes what it wrote, so the one that curates can tell it from hand edits.
-        self.memory.provenance.publish()
+        self.services.provenance.publish()
         results = []
         for name in JOB_NAMES:
             result = self.run_scheduled(name, now)
@@ -145,7 +144,7 @@ class JobRunner:
 
     def record(self, name: str) -> dict[str, Any] | None:
         """The persisted record of a job's runs on this machine."""
-        return self.memory.state.run_record(RECORD_PREFIX + name)
+        return self.services.state.run_record(RECORD_PREFIX + name)
 
     # -- the one path ----------------------------------------------------------------------------------------
     def _wants(self, name: str, period: str, now: datetime) -> bool:
@@ -170,7 +169,7 @@ class JobRunner:
                         "the clock was ahead or has been set back, so the mark is lowered to %s",
                         name, mark, period, period)
             record = {**record, "last_success": period}
-            self.memory.state.put_run_record(RECORD_PREFIX + name, record)
+            self.services.state.put_run_record(RECORD_PREFIX + name, record)
         return record
 
     def _attempt(
@@ -198,7 +197,7 @@ class JobRunner:
                 if not check.ok:
                     return self._skipped(name, now, period, manual, record, check.reason)
             self._absorb_provenance()
-            run = JobRun(name, self.memory, self.config, now, period, day,
+            run = JobRun(name, self.services, now, period, day,
                          self._since(name, record, day, now), dry_run, apply)
             return self._execute(run, record, manual)
 
@@ -213,7 +212,7 @@ class JobRunner:
         except Exception as exc:  # a job's failure is recorded and retried, never raised into the scheduler
             log.exception("%s for %s failed", name, run.period)
             outcome, status, reason = {}, "failed", f"{type(exc).__name__}: {exc}"
-        finished = self.memory.clock()
+        finished = self.services.clock()
         log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,
                  (finished - run.now).total_seconds(), status, str(outcome.get("summary") or reason or status))
         result = {
@@ -250,12 +249,12 @@ class JobRunner:
                 new["last_success"] = covered
                 self.lease.renew(run.now, name, covered)
             new.update(failures=0, retry_at=None, last_success_at=new["finished_at"])
-        self.memory.state.put_run_record(RECORD_PREFIX + name, new)
+        self.services.state.put_run_record(RECORD_PREFIX + name, new)
         return result
 
     def _baseline(self, name: str, period: str, now: datetime) -> None:
         """First sighting of a report job: start its schedule after `period` instead of reporting on the past."""
-        self.memory.state.put_run_record(RECORD_PREFIX + name, {
+        self.services.state.put_run_record(RECORD_PREFIX + name, {
             "job": name, "status": "baseline", "period": period, "last_success": period,
             "trigger": "schedule", "finished_at": now.isoformat(timespec="seconds"),
             "summary": f"first seen; the schedule starts after {period}", "failures": 0,
@@ -270,13 +269,13 @@ class JobRunner:
                "finished_at": now.isoformat(timespec="seconds")}
         if record.get("status") != "skipped" or record.get("reason") != reason:
             log.info("%s for %s skipped: %s", name, period, reason)
-        self.memory.state.put_run_record(RECORD_PREFIX + name, new)
+        self.services.state.put_run_record(RECORD_PREFIX + name, new)
         return {"job": name, "status": "skipped", "period": period, "summary": reason}
 
     def _absorb_provenance(self) -> None:
         """Learn which lines any machine's wolfmem wrote, and their first-seen days, before a job reads them."""
         try:
-            self.memory.provenance.absorb()
+            self.services.provenance.absorb()
         except WolfmemError as exc:  # curation then treats lines it cannot place as hand-written: safe
             log.warning("could not read the vault's provenance log (%s); going on with this machine's own", exc)
 
@@ -303,7 +302,7 @@ class JobRunner:
     @contextlib.contextmanager
     def _job_lock(self, name: str) -> Iterator[bool]:
         """Hold the job's lock if free, across threads and processes; yield whether it was taken."""
-        path = self.memory.vault.state_dir / "jobs" / f"{name}.lock"
+        path = self.services.vault.state_dir / "jobs" / f"{name}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
         with _THREAD_LOCKS_GUARD:
             thread_lock = _THREAD_LOCKS.setdefault(str(path), threading.Lock())

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from wolfmem.config import Config
 from wolfmem.curation import run as curate
 from wolfmem.curation.audit.run import run_audit
 from wolfmem.jobs.digest import write_digest
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 
 
 @dataclass(frozen=True)
@@ -19,8 +18,7 @@ class JobRun:
     """One run handed to a job function: which period, which days, and how."""
 
     name: str
-    memory: Memory
-    config: Config
+    services: VaultServices
     now: datetime
     period: str  # '2026-11-04' (curate), '2026-10' (audit), '2026-W45' (digest)
     day: date  # the last day the run covers
@@ -34,11 +32,11 @@ JobFunc = Callable[[JobRun], Mapping[str, Any]]
 
 def curate_job(run: JobRun) -> Mapping[str, Any]:
     """Nightly curation: every episode entry filed through `day` not consumed yet, and the saves since `since`."""
-    curator = curate.make_curator(run.config)
+    curator = curate.make_curator(run.services.config)
     # curate.run's `since` is the last day already covered (exclusive); ours is the first day to cover.
     covered = run.since - timedelta(days=1) if run.since else None
     try:
-        result = curate.run(run.memory, curator, run.day, since=covered, dry_run=run.dry_run)
+        result = curate.run(run.services, curator, run.day, since=covered, dry_run=run.dry_run)
     finally:
         curator.close()
     return result.to_dict()
@@ -46,12 +44,12 @@ def curate_job(run: JobRun) -> Mapping[str, Any]:
 
 def audit_job(run: JobRun) -> Mapping[str, Any]:
     """The monthly adversarial audit of the period's month."""
-    return run_audit(run.memory, run.config, run.period, run.now, apply=run.apply)
+    return run_audit(run.services, run.period, run.now, apply=run.apply)
 
 
 def digest_job(run: JobRun) -> Mapping[str, Any]:
     """The weekly digest of the seven days ending on `day` (no LLM)."""
-    return write_digest(run.memory, run.period, run.day, dry_run=run.dry_run)
+    return write_digest(run.services, run.period, run.day, dry_run=run.dry_run)
 
 
 DEFAULT_JOBS: dict[str, JobFunc] = {"curate": curate_job, "audit": audit_job, "digest": digest_job}

@@ -9,7 +9,7 @@ from typing import Any
 
 from wolfmem.curation.audit.findings import Finding, quote_line, safe_text
 from wolfmem.errors import UsageError, WolfmemError
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.writer import Cause
 
 _DATA_OPEN = "<!-- wolfmem-audit-data"
@@ -26,31 +26,31 @@ def report_rel(month: str) -> str:
     return f"consolidated/audit-{month}.md"
 
 
-def latest_report_month(memory: Memory) -> str | None:
+def latest_report_month(services: VaultServices) -> str | None:
     """The month of the newest audit report in the vault, if any."""
     months = sorted(
         month
-        for rel in memory.vault.names("consolidated", "audit-*.md")
+        for rel in services.vault.names("consolidated", "audit-*.md")
         if MONTH.match(month := rel.removeprefix("consolidated/audit-").removesuffix(".md"))
     )
     return months[-1] if months else None
 
 
-def check_report_path(memory: Memory, month: str) -> None:
+def check_report_path(services: VaultServices, month: str) -> None:
     """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
     rel = report_rel(month)
     try:
-        existing = memory.vault.read_or_empty(rel).decode("utf-8")
+        existing = services.vault.read_or_empty(rel).decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError):
         existing = "?"  # unreadable: certainly not one of ours
     if existing.strip() and _DATA_BLOCK.search(existing) is None:
         raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")
 
 
-def write_report(memory: Memory, meta: dict[str, Any], findings: list[Finding]) -> str:
+def write_report(services: VaultServices, meta: dict[str, Any], findings: list[Finding]) -> str:
     rel = report_rel(meta["month"])
     body = render_report(meta, findings)
-    memory.writer.put(rel, body, cause=Cause.REPORT)
+    services.writer.put(rel, body, cause=Cause.REPORT)
     return rel
 
 

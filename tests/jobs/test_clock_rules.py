@@ -42,11 +42,11 @@ def fake_runner(vault: Path, tmp_path: Path, clock: Clock, runs: list[JobRun]) -
         runs.append(run)
         return {"status": "ok", "summary": f"curated {run.period}"}
 
-    return JobRunner(memory, config, jobs={"curate": job})
+    return JobRunner(memory.services, jobs={"curate": job})
 
 
 def mark(runner: JobRunner, period: str) -> None:
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"status": "ok", "last_success": period})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"status": "ok", "last_success": period})
 
 
 @pytest.mark.parametrize("days_ahead", [0, 1, 61])
@@ -97,7 +97,7 @@ def test_a_backoff_set_by_a_clock_that_was_ahead_is_not_waited_out(vault, tmp_pa
     clock = Clock(at("2026-11-05"))
     runs: list[JobRun] = []
     runner = fake_runner(vault, tmp_path, clock, runs)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {
         "status": "failed", "last_success": "2026-11-03", "failures": 1,
         "retry_at": at("2026-11-08").isoformat()})
     assert runner.status(clock.now)["jobs"]["curate"]["next_run"].startswith("overdue")
@@ -128,9 +128,9 @@ def test_a_clock_set_back_runs_no_night_twice(vault, tmp_path):
 def test_the_real_curation_job_gives_each_entry_once_across_a_clock_set_back(vault, tmp_path, fake, llm_config):
     clock = Clock(at("2026-11-05", "03:00"))
     with Memory(vault, llm_config, clock=clock) as memory:
-        runner = JobRunner(memory, llm_config)
-        runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
-        runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W45"})
+        runner = JobRunner(memory.services)
+        runner.services.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+        runner.services.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W45"})
         logged = []
 
         def log_now(text: str) -> None:

@@ -29,7 +29,7 @@ def runner_for(vault: Path, tmp_path: Path, runs: list) -> JobRunner:
         runs.append(run)
         return {"status": "ok", "summary": "curated"}
 
-    return JobRunner(memory, config, jobs={"curate": job})
+    return JobRunner(memory.services, jobs={"curate": job})
 
 
 def test_machine_id_is_hostname_plus_a_stable_random_suffix(tmp_path):
@@ -71,7 +71,7 @@ def test_stale_lease_is_taken_over_from_where_the_holder_stopped(vault, tmp_path
     write_lease(vault, "desktop-abcd", NOW - timedelta(hours=37), {"curate": "2026-11-02"})
     runs: list = []
     runner = runner_for(vault, tmp_path, runs)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-09-01"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-09-01"})
 
     (result,) = runner.run_due(NOW)
 

@@ -40,7 +40,7 @@ class Machine:
             self.runs.append(run)
             return (job or (lambda _run: {"status": "ok", "summary": "curated"}))(run)
 
-        self.runner = JobRunner(self.memory, config, jobs={"curate": recorded})
+        self.runner = JobRunner(self.memory.services, jobs={"curate": recorded})
 
     def clock(self) -> datetime:
         return self.now + self.skew
@@ -134,7 +134,7 @@ class Tidy:
 
 def curate_with_tidy(run: JobRun) -> dict:
     covered = run.since - timedelta(days=1) if run.since else None
-    return curate.run(run.memory, Tidy(), run.day, since=covered).to_dict()
+    return curate.run(run.services, Tidy(), run.day, since=covered).to_dict()
 
 
 @pytest.mark.parametrize("with_log", [True, False])

@@ -55,11 +55,11 @@ def calls() -> Calls:
 def make_runner(vault: Path, tmp_path: Path, calls: Calls, now: datetime, **settings) -> JobRunner:
     config = Config(state_dir=str(tmp_path / "state"), **settings)
     memory = Memory(vault, config, clock=lambda: now)
-    return JobRunner(memory, config, jobs={"curate": calls, "audit": calls, "digest": calls})
+    return JobRunner(memory.services, jobs={"curate": calls, "audit": calls, "digest": calls})
 
 
 def set_success(runner: JobRunner, name: str, period: str) -> None:
-    runner.memory.state.put_run_record(RECORD_PREFIX + name, {"status": "ok", "last_success": period})
+    runner.services.state.put_run_record(RECORD_PREFIX + name, {"status": "ok", "last_success": period})
 
 
 # -- schedules ------------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def test_failure_is_recorded_and_retried_with_backoff(vault, tmp_path, calls):
 def test_a_failed_status_from_the_job_counts_as_failure(vault, tmp_path):
     config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off")
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
-    runner = JobRunner(memory, config, jobs={"curate": lambda run: {"status": "failed", "summary": "timeout"}})
+    runner = JobRunner(memory.services, jobs={"curate": lambda run: {"status": "failed", "summary": "timeout"}})
     set_success(runner, "audit", "2026-10")
     assert runner.run_due(at("2026-11-05"))[0]["status"] == "failed"
     assert runner.record("curate")["reason"] == "timeout"
@@ -216,7 +216,7 @@ def test_a_failed_status_from_the_job_counts_as_failure(vault, tmp_path):
 
 def test_backoff_is_capped(vault, tmp_path, calls):
     runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"status": "failed", "failures": 30})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"status": "failed", "failures": 30})
     calls.fail = RuntimeError("still down")
     runner.run_now("curate", at("2026-11-05", "08:00"))
     assert runner.record("curate")["retry_at"] == at("2026-11-05", "14:00").isoformat()
@@ -267,7 +267,7 @@ def test_job_running_in_another_thread_is_busy(vault, tmp_path):
 
     config = Config(state_dir=str(tmp_path / "state"))
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
-    runner = JobRunner(memory, config, jobs={"curate": slow})
+    runner = JobRunner(memory.services, jobs={"curate": slow})
     worker = threading.Thread(target=runner.run_now, args=("curate", at("2026-11-05")))
     worker.start()
     try:
@@ -297,7 +297,7 @@ SCRIPT = textwrap.dedent(
 
     config = Config(state_dir=state, schedule_digest="off", schedule_audit="off")
     memory = Memory(vault, config, clock=lambda: now)
-    runner = JobRunner(memory, config, jobs={"curate": slow})
+    runner = JobRunner(memory.services, jobs={"curate": slow})
     while not os.path.exists(go):
         time.sleep(0.005)
     if mode == "run_due":
@@ -308,7 +308,7 @@ SCRIPT = textwrap.dedent(
         results = []
         real = runner.run_due
         runner.run_due = lambda when: results.extend(real(when)) or results
-        scheduler = Scheduler(memory, config, lambda: now, runner=runner)
+        scheduler = Scheduler(memory.services, runner=runner)
         scheduler.start()
         while scheduler.heartbeats < 1:
             time.sleep(0.01)
@@ -371,10 +371,10 @@ def test_digest_counts_the_week(vault, tmp_path):
     memory.log_episode(["Shipped it."], "ship", when=at("2026-11-05", "11:00"))
     memory.log_episode(["Too old."], "old", when=at("2026-10-20", "11:00"))
     memory.save("Sarah manages the platform team.", type="people", topic="Sarah (Manager)")
-    runner = JobRunner(memory, config)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-07"})
-    runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
-    runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W44"})
+    runner = JobRunner(memory.services)
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-07"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W44"})
 
     (result,) = runner.run_due(now)
 
@@ -390,7 +390,7 @@ def test_real_curation_job_covers_the_missed_days(vault, tmp_path):
     config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off", schedule_audit="off")
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
     memory.log_episode(["Sarah moved to the data team."], "sarah", when=at("2026-11-02", "10:00"))
-    runner = JobRunner(memory, config)
+    runner = JobRunner(memory.services)
     set_success(runner, "curate", "2026-11-01")
 
     (result,) = runner.run_due(at("2026-11-05", "07:00"))

@@ -34,7 +34,8 @@ def curate_once(memory) -> tuple[str, str]:
     change = {"kind": "superseded", "old": ["- Tom lives in Berlin."], "new": "- Tom lives in Oslo.",
               "reason": "moved", "source": ""}
     evidence = RunEvidence(("Tom said he moved to Oslo.",))  # what a supersession needs: newer evidence
-    outcome = apply_rewrite(memory.services, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()), run=evidence)
+    outcome = apply_rewrite(memory.services, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()),
+                            run=evidence)
     assert outcome.status == "written"
     return old, new
 

@@ -328,7 +328,7 @@ def test_catch_up_covers_every_day_since_the_last_success(memory, fake, curator)
     result = run(memory.services, curator(), DAY)  # three missed nights collapse into one run
     user = fake.requests[-1]["messages"][1]["content"]
     assert [d for d in (26, 27, 28, 29) if f'path="episodes/2026-11-{d}.md"' in user] == [27, 28, 29]
-    assert "after 2026-11-26 through 2026-11-29" in user
+    assert "from 2026-11-27 through 2026-11-29" in user
     assert result.status == "noop" and memory.state.run_record("curate")["last_success_day"] == "2026-11-29"
 
 
@@ -363,7 +363,8 @@ def test_failed_run_is_retried_and_keeps_the_last_success_day(memory, fake, cura
 def test_apply_rewrite_refuses_custom_files_and_stale_bases(memory):
     custom = "knowledge/recipes.md"
     (memory.vault.root / custom).write_text("# Recipes\n\n## Soup\n- salt\n", "utf-8")
-    outcome = apply_rewrite(memory.services, custom, "# Recipes\n", "# Recipes\n\n## Soup\n- pepper\n", [], base_revision="x")
+    outcome = apply_rewrite(memory.services, custom, "# Recipes\n", "# Recipes\n\n## Soup\n- pepper\n", [],
+                            base_revision="x")
     assert outcome.status == "rejected" and "not one of the five curated files" in outcome.reasons[0]
     old = read(memory)
     new = old + "- Tom plays chess.\n"

@@ -133,8 +133,7 @@ class Tidy:
 
 
 def curate_with_tidy(run: JobRun) -> dict:
-    covered = run.since - timedelta(days=1) if run.since else None
-    return curate.run(run.services, Tidy(), run.day, since=covered).to_dict()
+    return curate.run(run.services, Tidy(), run.day, since=run.since).to_dict()
 
 
 @pytest.mark.parametrize("with_log", [True, False])

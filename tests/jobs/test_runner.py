@@ -398,6 +398,33 @@ def test_real_curation_job_covers_the_missed_days(vault, tmp_path):
     assert result["status"] in {"noop", "landed"}, result
     assert result["since"] == "2026-11-02" and result["day"] == "2026-11-04"
     record = memory.state.run_record("curate")
-    assert record["since"] == "2026-11-01" and record["day"] == "2026-11-04"
-    assert "after 2026-11-01 through 2026-11-04" in record["summary"]
+    assert record["since"] == "2026-11-02" and record["day"] == "2026-11-04"
+    assert "from 2026-11-02 through 2026-11-04" in record["summary"]
     assert runner.record("curate")["last_success"] == "2026-11-04"
+
+
+# -- `since`: the first day a curation run covers, the same day on both sides of jobs/tasks.py ----------------
+@pytest.mark.parametrize(
+    ("saved_on", "listed"),
+    [
+        ("2026-11-03", False),  # the day of the last success: covered by that run
+        ("2026-11-04", True),  # since: the first day this run covers
+        ("2026-11-05", True),  # day: the last day it covers
+        ("2026-11-06", False),  # today: not over yet, the next run covers it
+    ],
+)
+def test_since_is_the_first_day_covered_by_runner_curation_and_record(vault, fake, llm_config, saved_on, listed):
+    now = {"t": at(saved_on, "12:00")}
+    with Memory(vault, llm_config, clock=lambda: now["t"]) as memory:
+        memory.save("Sarah Chen is my manager.", "people", "Sarah Chen")
+        runner = JobRunner(memory.services)
+        set_success(runner, "curate", "2026-11-03")
+        now["t"] = at("2026-11-06", "07:00")
+
+        (result,) = runner.run_due(now["t"])
+
+        record = memory.state.run_record("curate")
+        assert result["since"] == record["since"] == "2026-11-04" and result["day"] == record["day"] == "2026-11-05"
+        assert "from 2026-11-04 through 2026-11-05" in record["summary"]
+        user = fake.requests[-1]["messages"][1]["content"]
+        assert ("Sarah Chen is my manager." in user.split("Facts saved since the last curation")[-1]) == listed

@@ -48,8 +48,8 @@ class SavedFact:
 class CurationRequest:
     """Everything a curator may look at for one run."""
 
-    day: str
-    since: str | None
+    day: str  # the last day covered
+    since: str | None  # the first day covered: saves filed from it through `day` are listed
     files: dict[str, FileInput]
     episodes: tuple[Episode, ...] = ()
     saves: tuple[SavedFact, ...] = ()

@@ -117,7 +117,7 @@ def run_status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool)
 
 def summarise(curator: Curator, result: CurationResult, tally: Tally, since: str) -> str:
     """One paragraph for the log and `wolfmem status`."""
-    covered = f"after {since} through {result.day}"
+    covered = f"from {since} through {result.day}"
     if not tally.targets and not any(o.status == "failed" for o in result.files.values()):
         return f"No-op: nothing new {covered} (no episodes, saves or hand edits); the curator was not called."
     counts: dict[str, int] = {}
@@ -142,7 +142,11 @@ def record_run(
     tally: Tally,
     curator: Curator,
 ) -> None:
-    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage)."""
+    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage).
+
+    One of curation's four progress keepers (see `curation.coverage`): the truth only for what the last
+    run did; `last_success_day` is the coverage's date mark, kept for rebuilding a lost coverage file.
+    """
     record = {
         "job": JOB,
         "status": result.status,

@@ -135,7 +135,7 @@ def _gather(
         first_seen = services.state.first_seen(rel)
         for fact in facts if saves else ():
             saved_on = first_seen.get(fact_key(fact.text))
-            if saved_on and since < saved_on <= day:
+            if saved_on and since <= saved_on <= day:
                 inputs.saves.append(SavedFact(rel, fact.text, saved_on))
         changed = seen_files.get(rel) != revision
         if inputs.episodes or (changed and facts):
@@ -162,7 +162,10 @@ def _request(services: VaultServices, day: str, since: str, inputs: RoundInputs)
 def run(
     services: VaultServices, curator: Curator, day: date, *, since: date | None = None, dry_run: bool = False
 ) -> CurationResult:
-    """Curate the five files through `day`: every episode entry not consumed yet, and the saves since `since`."""
+    """Curate the five files through `day`: every episode entry not consumed yet, and the saves from `since` on.
+
+    `since` is the first day covered, as in the job runner (default: the day after the coverage's last day).
+    """
     started_at = services.clock()
     started = time.monotonic()
     previous = services.state.run_record(JOB) or {}
@@ -170,7 +173,7 @@ def run(
     logs, present = _read_logs(services)
     store = CoverageFile(services.writer)
     coverage = store.read() or _first_coverage(previous, since, logs)
-    since_s = since.isoformat() if since else coverage.through or (day - timedelta(days=1)).isoformat()
+    since_s = (since or _day_after(coverage.through) or day).isoformat()
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
@@ -207,8 +210,16 @@ def run(
 
 def _first_coverage(previous: dict[str, Any], since: date | None, logs: list[EpisodeLog]) -> Coverage:
     """No coverage file yet: start from the date mark of a vault curated before entries were tracked."""
-    mark = previous.get("last_success_day") or (since.isoformat() if since else None)
+    mark = previous.get("last_success_day") or ((since - timedelta(days=1)).isoformat() if since else None)
     return baseline(mark, logs, previous.get("episodes") or {})
+
+
+def _day_after(through: str | None) -> date | None:
+    """The first day after the last one covered (None: nothing covered yet, or a mark that is not a date)."""
+    try:
+        return date.fromisoformat(through) + timedelta(days=1) if through else None
+    except ValueError:
+        return None
 
 
 def _round(

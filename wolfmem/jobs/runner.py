@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 JOB_NAMES = ("curate", "audit", "digest")
 FAILED = frozenset({"failed", "error"})
 BACKOFF_CAP = timedelta(hours=6)
+# The job record (state "job:<name>", this machine's): the truth for which period ran here, and for the
+# failures and backoff. For curation it is one of four progress keepers, each needed (curation.coverage).
 RECORD_PREFIX = "job:"
 
 

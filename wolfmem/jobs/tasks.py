@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from wolfmem.curation import run as curate
@@ -22,7 +22,9 @@ class JobRun:
     now: datetime
     period: str  # '2026-11-04' (curate), '2026-10' (audit), '2026-W45' (digest)
     day: date  # the last day the run covers
-    since: date | None  # the first day it covers; None: the job's own default (a first run)
+    # The first day it covers (the same day curate.run's `since` and its record's "since" name);
+    # None: the job's own default (a first run).
+    since: date | None
     dry_run: bool = False
     apply: bool | None = None
 
@@ -31,12 +33,10 @@ JobFunc = Callable[[JobRun], Mapping[str, Any]]
 
 
 def curate_job(run: JobRun) -> Mapping[str, Any]:
-    """Nightly curation: every episode entry filed through `day` not consumed yet, and the saves since `since`."""
+    """Nightly curation: every episode entry filed through `day` not consumed yet, and the saves from `since` on."""
     curator = curate.make_curator(run.services.config)
-    # curate.run's `since` is the last day already covered (exclusive); ours is the first day to cover.
-    covered = run.since - timedelta(days=1) if run.since else None
     try:
-        result = curate.run(run.services, curator, run.day, since=covered, dry_run=run.dry_run)
+        result = curate.run(run.services, curator, run.day, since=run.since, dry_run=run.dry_run)
     finally:
         curator.close()
     return result.to_dict()

@@ -8,6 +8,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.curation.backups import curated_rel, diff_backup, restore_backup
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.errors import NotFound, OutsideVault
 from wolfmem.storage.vault import content_hash
@@ -31,8 +32,7 @@ def read(memory, rel=PEOPLE) -> str:
 def curate_once(memory) -> tuple[str, str]:
     old = read(memory)
     new = old.replace("Berlin", "Oslo")
-    change = {"kind": "superseded", "old": ["- Tom lives in Berlin."], "new": "- Tom lives in Oslo.",
-              "reason": "moved", "source": ""}
+    change = Change(ChangeKind.SUPERSEDED, ("- Tom lives in Berlin.",), "- Tom lives in Oslo.", "moved")
     evidence = RunEvidence(("Tom said he moved to Oslo.",))  # what a supersession needs: newer evidence
     outcome = apply_rewrite(memory.services, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()),
                             run=evidence)

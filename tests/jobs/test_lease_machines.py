@@ -14,7 +14,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.curation import run as curate
-from wolfmem.curation.contract import CurationRequest, FileProposal, Proposal
+from wolfmem.curation.contract import Change, ChangeKind, CurationRequest, FileProposal, Proposal
 from wolfmem.jobs.lease import LEASE_REL, judge, parse_lease
 from wolfmem.jobs.runner import JobRun, JobRunner
 from wolfmem.storage.writer import Stage
@@ -122,8 +122,8 @@ class Tidy:
         for rel, item in request.files.items():
             if rel == PEOPLE and f"- {BUDGET}\n" in item.text:
                 text = item.text.replace(f"- {BUDGET}\n", "").replace(f"- {MANAGER}\n", f"- {MANAGER}\n- {BUDGET}\n")
-                files[rel] = FileProposal("rewrite", text, [{"kind": "filed", "old": [BUDGET], "new": BUDGET,
-                                                             "reason": "names Sarah Chen"}])
+                files[rel] = FileProposal("rewrite", text, [Change(ChangeKind.FILED, (BUDGET,), BUDGET,
+                                                                   "names Sarah Chen")])
             else:
                 files[rel] = FileProposal("unchanged")
         return Proposal(files)

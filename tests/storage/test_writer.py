@@ -18,6 +18,7 @@ import pytest
 from wolfmem import Memory
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.backups import restore_backup, restore_version
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.log import append_log
 from wolfmem.jobs.digest import write_digest
@@ -43,7 +44,7 @@ def _episode(memory: Memory) -> str:
 def _curation(memory: Memory, cause: Cause = Cause.CURATION) -> str:
     old = (memory.vault.root / PEOPLE).read_text()
     new = old + "\n## Ann\n- Ann is the CTO.\n"
-    changes = [{"kind": "added", "old": [], "new": "- Ann is the CTO.", "reason": "", "source": "episode"}]
+    changes = [Change(ChangeKind.ADDED, new="- Ann is the CTO.", source="episode")]
     apply_rewrite(memory.services, PEOPLE, old, new, changes, base_revision=content_hash(old.encode()), cause=cause)
     return PEOPLE
 

@@ -20,7 +20,7 @@ from wolfmem.core.compare import carries
 from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.candidates import WordIndex
-from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.curation.evidence import (
     PROTECTION_DAYS,
     Departure,
@@ -83,7 +83,7 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
 
 
 def verdict_for(
-    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence
+    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[Change], run: RunEvidence
 ) -> Verdict:
     """Validate one rewrite against the file's safeguards (no I/O beyond reading state)."""
     if rel not in CURATED_PATHS:
@@ -106,7 +106,8 @@ def outcome_of(verdict: Verdict, old_text: str) -> tuple[FileOutcome, str]:
 
 
 def check_rewrite(
-    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence | None = None
+    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[Change],
+    run: RunEvidence | None = None,
 ) -> tuple[FileOutcome, str]:
     """Validate without writing: ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old)."""
     return outcome_of(verdict_for(services, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
@@ -117,7 +118,7 @@ def apply_rewrite(
     rel: str,
     old_text: str,
     new_text: str,
-    changes: list[dict],
+    changes: list[Change],
     *,
     base_revision: str,
     cause: Cause = Cause.CURATION,
@@ -181,7 +182,7 @@ class Rewrite:
     old_text: str
     revision: str
     new_text: str
-    changes: list[dict]
+    changes: list[Change]
 
 
 def land_all(

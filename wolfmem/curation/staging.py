@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.curation.landing import (
     RunEvidence,
     land,
@@ -26,6 +26,7 @@ from wolfmem.curation.landing import (
     run_evidence,
     verdict_for,
 )
+from wolfmem.curation.validate import clean_changes
 from wolfmem.errors import WolfmemError
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import content_hash
@@ -42,7 +43,7 @@ class StagedRewrite:
     day: str
     revision: str  # of the file the rewrite was computed from
     text: str
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
 
@@ -51,7 +52,8 @@ def staged(services: VaultServices) -> list[StagedRewrite]:
     """Every staged rewrite, one per file; a damaged record counts as empty (it only ever holds proposals)."""
     record = services.state.run_record(RECORD) or {}
     try:
-        return [StagedRewrite(**item) for item in record.get("files", {}).values()]
+        return [StagedRewrite(**{**item, "changes": clean_changes(item.get("changes"))})
+                for item in record.get("files", {}).values()]
     except (TypeError, AttributeError):
         return []
 

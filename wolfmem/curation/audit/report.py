@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
-from wolfmem.curation.audit.findings import Finding, quote_line, safe_text
+from wolfmem.curation.audit.findings import Finding, quote_line, safe_text, staged_change
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.writer import Cause
@@ -78,8 +78,8 @@ def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
             if finding.evidence:
                 lines.append("- Evidence: " + "; ".join(safe_text(e) for e in finding.evidence))
             if finding.change:
-                new = finding.change["new"]
-                lines.append(f"- Proposed: {finding.change['kind']}" + (f" → {quote_line(new)}" if new else ""))
+                new = finding.change.new
+                lines.append(f"- Proposed: {finding.change.kind.value}" + (f" → {quote_line(new)}" if new else ""))
             lines.append(f"- Outcome: {finding.outcome}"
                          + (" (" + "; ".join(safe_text(r) for r in finding.reasons) + ")" if finding.reasons else ""))
     data = json.dumps({"meta": _meta_data(meta), "findings": [_finding_data(f) for f in findings]}, indent=1,
@@ -106,19 +106,18 @@ def _finding_data(finding: Finding) -> dict[str, Any]:
 
     A staged change quotes no secret and no instruction: the audit refuses to stage one that would.
     """
-    data = asdict(finding)
+    data = finding.to_dict()
     data["detail"] = safe_text(finding.detail)
     data["evidence"] = [safe_text(item) for item in finding.evidence]
     data["reasons"] = [safe_text(reason) for reason in finding.reasons]
-    change = dict(finding.change) if finding.change else None
+    change = finding.change
     if change is not None:
-        change["reason"], change["source"] = safe_text(str(change.get("reason", ""))), safe_text(str(change.get("source", "")))
+        change = replace(change, reason=safe_text(change.reason), source=safe_text(change.source))
     if finding.outcome != "staged":
         data["lines"] = [safe_text(line) for line in finding.lines]
         if change is not None:
-            change["old"] = [safe_text(str(line)) for line in change.get("old") or []]
-            change["new"] = safe_text(str(change.get("new", "")))
-    data["change"] = change
+            change = replace(change, old=tuple(safe_text(line) for line in change.old), new=safe_text(change.new))
+    data["change"] = change.to_dict() if change is not None else None
     return data
 
 
@@ -128,8 +127,10 @@ def load_report(report: str, rel: str) -> tuple[dict[str, Any], list[Finding]]:
         raise UsageError(f"{rel} holds no audit data (was it edited by hand?); run `wolfmem audit --now` again")
     try:
         data = json.loads(match.group(1))
-        return data["meta"], [Finding(**item) for item in data["findings"]]
-    except (ValueError, KeyError, TypeError) as exc:
+        # Read back once here: a change that is not well formed (the block was edited) comes back as None.
+        return data["meta"], [Finding(**{**item, "change": staged_change(item.get("change"))})
+                              for item in data["findings"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{rel}: the audit data is damaged ({exc}); run `wolfmem audit --now` again") from None
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -50,7 +50,7 @@ from wolfmem.curation.audit.report import (
     summarise,
     write_report,
 )
-from wolfmem.curation.contract import FileInput
+from wolfmem.curation.contract import Change, FileInput
 from wolfmem.curation.landing import (
     RunEvidence,
     apply_rewrite,
@@ -132,7 +132,7 @@ def run_audit(
             "errors": errors, "llm": auditor is not None}
     report = write_report(services, meta, findings)
     return {"status": status, "summary": summary, "month": month, "report": report, "usage": usage,
-            "counts": counts, "errors": errors, "findings": [asdict(f) for f in findings]}
+            "counts": counts, "errors": errors, "findings": [f.to_dict() for f in findings]}
 
 
 def _read_files(services: VaultServices) -> dict[str, tuple[str, str]]:
@@ -205,7 +205,7 @@ def _land_all(
 def _quotable(finding: Finding) -> bool:
     """A change kept in the report verbatim (to apply later) may quote no secret and no instruction."""
     assert finding.change is not None
-    verbatim = [*finding.change["old"], finding.change["new"]]
+    verbatim = [*finding.change.old, finding.change.new]
     if any(text and quote_untrusted(text, len(text) + 1) != " ".join(text.split()) for text in verbatim):
         finding.outcome = "rejected"
         finding.reasons = ["it quotes a line that looks like a secret or an instruction; change that line by hand"]
@@ -217,7 +217,7 @@ def _check_alone(services: VaultServices, rel: str, body: str, finding: Finding,
     """Validate one change on its own, so one bad change does not sink the others."""
 
     assert finding.change is not None
-    candidate = edit(body, finding.change["old"], finding.change["new"])
+    candidate = edit(body, finding.change.old, finding.change.new)
     if candidate is None:
         finding.outcome, finding.reasons = "stale", ["its lines are no longer in the file"]
         return False
@@ -240,10 +240,11 @@ def _land_file(
     rest are staged for `wolfmem audit apply`, which lands them after a person has looked.
     """
 
-    new_text, changes, landing = body, [], []
+    new_text, landing = body, []
+    changes: list[Change] = []
     for finding in good:
         assert finding.change is not None
-        candidate = edit(new_text, finding.change["old"], finding.change["new"])
+        candidate = edit(new_text, finding.change.old, finding.change.new)
         if candidate is None:
             finding.outcome, finding.reasons = "rejected", ["overlaps another change to the same lines"]
             continue
@@ -276,20 +277,20 @@ def apply_staged(services: VaultServices, month: str) -> dict[str, Any]:
         hint = f"; audit reports here: {', '.join(others)}" if others else "; run `wolfmem audit --now` first"
         raise UsageError(f"there is no audit report for {month} ({rel}){hint}") from None
     meta, findings = load_report(report, rel)
-    staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
+    # A staged finding always carries its change; one without (load_report found it malformed) was tampered with.
+    staged = [f for f in findings if f.outcome == "staged"]
 
     def inside(ref: str) -> bool:
         return _in_vault(services, ref)
 
     for finding in staged:
-        if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
+        if finding.file not in CURATED_PATHS or finding.change is None:
             # The report is a file in the vault: someone may have edited its data block.
             finding.outcome, finding.reasons = "rejected", ["the staged change is malformed; not applied"]
-            finding.change = finding.change if _well_formed(finding.change) else None
         else:
             finding.evidence = confine_refs(finding.evidence, inside)
-            finding.change["source"] = ", ".join(confine_refs(str(finding.change.get("source") or "").split(", "),
-                                                              inside))
+            finding.change = replace(finding.change,
+                                     source=", ".join(confine_refs(finding.change.source.split(", "), inside)))
             _quotable(finding)
     staged_ok = [f for f in staged if f.outcome == "staged"]
     files = _read_files(services)
@@ -302,7 +303,8 @@ def apply_staged(services: VaultServices, month: str) -> dict[str, Any]:
         body, revision = files.get(file_rel, ("", ""))
         fresh = []
         for finding in group:
-            current = [locate_exact(body, line) for line in finding.change["old"]]  # type: ignore[index]
+            assert finding.change is not None
+            current = [locate_exact(body, line) for line in finding.change.old]
             if None in current or line_hash([c for c in current if c]) != finding.hash:
                 finding.outcome, finding.reasons = "stale", ["its lines changed since the audit; not applied"]
             elif _check_alone(services, file_rel, body, finding, run):
@@ -315,15 +317,4 @@ def apply_staged(services: VaultServices, month: str) -> dict[str, Any]:
     write_report(services, meta, findings)
     status = "noop" if not staged else "ok" if counts.get("applied", 0) == len(staged) else "partial"
     return {"status": status, "summary": summary, "month": month, "report": rel, "counts": counts,
-            "changes": [asdict(f) for f in staged]}
-
-
-def _well_formed(change: Any) -> bool:
-    return (
-        isinstance(change, dict)
-        and change.get("kind") in ("removed", "merged", "superseded")
-        and isinstance(change.get("old"), list)
-        and bool(change["old"])
-        and all(isinstance(line, str) for line in change["old"])
-        and isinstance(change.get("new"), str)
-    )
+            "changes": [f.to_dict() for f in staged]}

@@ -207,15 +207,15 @@ def test_offline_audit_only_reports_mechanical_findings(vault, tmp_path):
 
     result = JobRunner(memory.services).run_now("audit", NOW, day=date(2026, 10, 31))
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert read(vault, PROJECTS) == OFFLINE_FILE
     assert not (vault / f"{PROJECTS}.bak").exists()
-    kinds = sorted(f["kind"] for f in result["findings"])
+    kinds = sorted(f["kind"] for f in result.detail["findings"])
     assert kinds == ["duplicate", "empty-section", "past-upcoming", "untouched"]
     report = read(vault, "consolidated/audit-2026-10.md")
     assert "report only: nothing was changed" in report
     assert "2026-09-15 has passed" in report
-    assert "Offline audit: 4 mechanical finding(s)" in result["summary"]
+    assert "Offline audit: 4 mechanical finding(s)" in result.summary
 
 
 @pytest.mark.parametrize(

@@ -353,8 +353,8 @@ def test_curate_while_another_process_holds_the_job_lock_is_busy(memory, fake, l
     (memory.vault.state_dir / "jobs").mkdir(parents=True, exist_ok=True)
     with lock.acquire(timeout=1):
         result = runner.run_now("curate", NOW)
-    assert result["status"] == "busy" and fake.requests == []
-    assert runner.run_now("curate", NOW)["status"] in ("noop", "landed")
+    assert result.status == "busy" and fake.requests == []
+    assert runner.run_now("curate", NOW).status in ("noop", "landed")
 
 
 # --- the clock moves ----------------------------------------------------------------------------------------------
@@ -362,7 +362,7 @@ def test_curate_while_another_process_holds_the_job_lock_is_busy(memory, fake, l
 
 def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
     runner = JobRunner(memory.services)
-    assert runner.run_due(NOW)[0]["period"] == "2026-11-28"  # the nightly run curates through yesterday
+    assert runner.run_due(NOW)[0].period == "2026-11-28"  # the nightly run curates through yesterday
     for day in (29, 30):
         memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=UTC))
     memory.log_episode("Tom moved to Oslo.", when=datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
@@ -371,15 +371,15 @@ def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
 
     clock.now = NOW + timedelta(days=4)  # the laptop slept through three nights
     results = runner.run_due(clock.now)
-    curate = [r for r in results if r["job"] == "curate"]
-    assert len(curate) == 1 and curate[0]["period"] == "2026-12-02"
+    curate = [r for r in results if r.job == "curate"]
+    assert len(curate) == 1 and curate[0].period == "2026-12-02"
     user = fake.requests[before]["messages"][1]["content"]
     days = ("2026-11-28", "2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02")
     assert [d for d in days if f'path="episodes/{d}.md"' in user] == list(days[1:])
     asked = len(fake.requests)
 
     clock.now = NOW + timedelta(days=1)  # the clock is set back
-    assert [r for r in runner.run_due(clock.now) if r["job"] == "curate"] == []
+    assert [r for r in runner.run_due(clock.now) if r.job == "curate"] == []
     assert len(fake.requests) == asked
     # A direct run for an earlier day neither crashes nor rewinds the record ...
     assert run(memory.services, make_curator(llm_config), date(2026, 11, 30)).status == "noop"

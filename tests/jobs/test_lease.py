@@ -57,14 +57,14 @@ def test_another_machines_fresh_lease_blocks(vault, tmp_path):
 
     (result,) = runner.run_due(NOW)
 
-    assert result["status"] == "skipped"
-    assert "desktop-abcd curates this vault" in result["summary"]
+    assert result.status == "skipped"
+    assert "desktop-abcd curates this vault" in result.summary
     assert runs == []
     assert runner.record("curate")["status"] == "skipped"
     assert runner.record("curate").get("failures", 0) == 0
     assert "desktop-abcd" in runner.status(NOW)["lease"]
     # The manual path respects the lease too.
-    assert runner.run_now("curate", NOW)["status"] == "skipped"
+    assert runner.run_now("curate", NOW).status == "skipped"
 
 
 def test_stale_lease_is_taken_over_from_where_the_holder_stopped(vault, tmp_path):
@@ -75,7 +75,7 @@ def test_stale_lease_is_taken_over_from_where_the_holder_stopped(vault, tmp_path
 
     (result,) = runner.run_due(NOW)
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert (runs[0].since, runs[0].day) == (date(2026, 11, 3), date(2026, 11, 4))
     lease = json.loads((vault / LEASE_REL).read_text())
     assert lease["machine"] == runner.lease.machine

@@ -97,9 +97,9 @@ def test_a_contested_stale_lease_goes_to_exactly_one_machine(vault, machines):
     a.memory.writer.on_stage = b_takes_it_meanwhile
     (result_a,) = a.due(NOW)
 
-    assert [r["status"] for r in raced[0]] == ["ok"] and len(b.runs) == 1
-    assert result_a["status"] == "skipped" and a.runs == []
-    assert f"{b.runner.lease.machine} curates this vault" in result_a["summary"]
+    assert [r.status for r in raced[0]] == ["ok"] and len(b.runs) == 1
+    assert result_a.status == "skipped" and a.runs == []
+    assert f"{b.runner.lease.machine} curates this vault" in result_a.summary
     assert lease_of(vault)["machine"] == b.runner.lease.machine
     assert lease_of(vault)["done"] == {"curate": "2026-11-04"}
 
@@ -150,9 +150,9 @@ def test_the_machine_that_takes_over_can_curate(vault, tmp_path, machines, with_
 
     (result,) = b.due(NOW + timedelta(hours=40))
 
-    outcome = result["files"][PEOPLE]
+    outcome = result.detail["files"][PEOPLE]
     if with_log:
-        assert result["status"] == "landed" and outcome["status"] == "written", outcome
+        assert result.status == "landed" and outcome["status"] == "written", outcome
         text = (vault / PEOPLE).read_text()
         assert text.index(MANAGER) < text.index(BUDGET) and text.count(BUDGET) == 1
     else:  # what the log fixes: without it, every line looks hand-written here
@@ -184,7 +184,7 @@ def test_a_damaged_lease_is_stale_with_a_warning_and_rewritten(vault, machines, 
     write_lease(vault, text)
     b = machines("b")
     (result,) = b.due(NOW)
-    assert result["status"] == "ok" and len(b.runs) == 1
+    assert result.status == "ok" and len(b.runs) == 1
     assert "lease file" in caplog.text and "counts as stale" in caplog.text
     lease = lease_of(vault)
     assert lease["machine"] == b.runner.lease.machine and lease["done"] == {"curate": "2026-11-04"}
@@ -228,12 +228,12 @@ def test_a_lease_stamped_days_ahead_cannot_lock_the_others_out_for_long(vault, m
     b = machines("b")
 
     (first,) = b.due(NOW + timedelta(hours=1))
-    assert first["status"] == "skipped" and "not trusted" in first["summary"]
+    assert first.status == "skipped" and "not trusted" in first.summary
     (still,) = b.due(NOW + timedelta(hours=36))
-    assert still["status"] == "skipped"
+    assert still.status == "skipped"
     # Stale lease.hours after b first saw it, not 3 days + lease.hours later.
     (taken,) = b.due(NOW + timedelta(hours=38))
-    assert taken["status"] == "ok" and lease_of(vault)["machine"] == b.runner.lease.machine
+    assert taken.status == "ok" and lease_of(vault)["machine"] == b.runner.lease.machine
 
 
 def test_a_machine_whose_clock_is_behind_never_reruns_days_done(vault, machines):

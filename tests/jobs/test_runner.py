@@ -122,7 +122,7 @@ def test_missed_night_runs_once_at_start(vault, tmp_path, calls):
 
     results = runner.run_due(at("2026-11-05", "07:00"))
 
-    assert [(r["job"], r["status"]) for r in results] == [("curate", "ok")]
+    assert [(r.job, r.status) for r in results] == [("curate", "ok")]
     (run,) = calls.of("curate")
     assert (run.day, run.since, run.period) == (date(2026, 11, 4), date(2026, 11, 4), "2026-11-04")
     assert runner.run_due(at("2026-11-05", "07:05")) == []
@@ -172,7 +172,7 @@ def test_dst_fall_back_double_fire_runs_once(vault, tmp_path, calls):
     set_success(runner, "curate", "2026-10-30")
     set_success(runner, "audit", "2026-10")
 
-    assert runner.run_scheduled("curate", first)["status"] == "ok"
+    assert runner.run_scheduled("curate", first).status == "ok"
     assert runner.run_scheduled("curate", second) is None
     assert runner.run_due(second + timedelta(minutes=5)) == []
     assert [run.day for run in calls.of("curate")] == [date(2026, 10, 31)]
@@ -186,19 +186,19 @@ def test_failure_is_recorded_and_retried_with_backoff(vault, tmp_path, calls):
     calls.fail = RuntimeError("LLM endpoint down")
 
     (result,) = runner.run_due(at("2026-11-05", "03:00"))
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     record = runner.record("curate")
     assert record["reason"] == "RuntimeError: LLM endpoint down"
     assert record["failures"] == 1
     assert record["last_success"] == "2026-11-03"
 
     assert runner.run_due(at("2026-11-05", "03:04")) == []  # backing off: 5 min
-    assert runner.run_due(at("2026-11-05", "03:05"))[0]["status"] == "failed"
+    assert runner.run_due(at("2026-11-05", "03:05"))[0].status == "failed"
     assert runner.record("curate")["failures"] == 2
     assert runner.run_due(at("2026-11-05", "03:14")) == []  # now 10 min
 
     calls.fail = None
-    assert runner.run_due(at("2026-11-05", "03:15"))[0]["status"] == "ok"
+    assert runner.run_due(at("2026-11-05", "03:15"))[0].status == "ok"
     record = runner.record("curate")
     assert (record["failures"], record["retry_at"], record["last_success"]) == (0, None, "2026-11-04")
     assert len(calls.of("curate")) == 3
@@ -210,7 +210,7 @@ def test_a_failed_status_from_the_job_counts_as_failure(vault, tmp_path):
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
     runner = JobRunner(memory.services, jobs={"curate": lambda run: {"status": "failed", "summary": "timeout"}})
     set_success(runner, "audit", "2026-10")
-    assert runner.run_due(at("2026-11-05"))[0]["status"] == "failed"
+    assert runner.run_due(at("2026-11-05"))[0].status == "failed"
     assert runner.record("curate")["reason"] == "timeout"
 
 
@@ -228,7 +228,7 @@ def test_run_now_today_leaves_tonights_run_due(vault, tmp_path, calls):
     set_success(runner, "curate", "2026-11-03")
 
     result = runner.run_now("curate", at("2026-11-05", "14:00"))
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert (calls.runs[0].since, calls.runs[0].day) == (date(2026, 11, 4), date(2026, 11, 5))
     assert runner.record("curate")["last_success"] == "2026-11-04"  # today is not over yet
 
@@ -239,7 +239,7 @@ def test_run_now_today_leaves_tonights_run_due(vault, tmp_path, calls):
 def test_run_now_dry_run_records_nothing(vault, tmp_path, calls):
     runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
     result = runner.run_now("curate", at("2026-11-05"), dry_run=True)
-    assert result["status"] == "ok" and calls.runs[0].dry_run
+    assert result.status == "ok" and calls.runs[0].dry_run
     assert runner.record("curate") is None
     assert not (vault / ".wolfmem" / "lease.json").exists()
 
@@ -272,7 +272,7 @@ def test_job_running_in_another_thread_is_busy(vault, tmp_path):
     worker.start()
     try:
         assert started.wait(10)
-        assert runner.run_now("curate", at("2026-11-05"))["status"] == "busy"
+        assert runner.run_now("curate", at("2026-11-05")).status == "busy"
     finally:
         release.set()
         worker.join(10)
@@ -301,7 +301,7 @@ SCRIPT = textwrap.dedent(
     while not os.path.exists(go):
         time.sleep(0.005)
     if mode == "run_due":
-        print([r["status"] for r in runner.run_due(now)])
+        print([r.status.value for r in runner.run_due(now)])
     else:
         from wolfmem.jobs.scheduler import Scheduler
 
@@ -313,7 +313,7 @@ SCRIPT = textwrap.dedent(
         while scheduler.heartbeats < 1:
             time.sleep(0.01)
         scheduler.stop()
-        print([r["status"] for r in results])
+        print([r.status.value for r in results])
     """
 )
 
@@ -378,7 +378,7 @@ def test_digest_counts_the_week(vault, tmp_path):
 
     (result,) = runner.run_due(now)
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     text = (vault / "consolidated" / "digest-2026-W45.md").read_text()
     assert "- Episode entries: 2" in text
     assert "- Facts saved: 1" in text
@@ -395,8 +395,8 @@ def test_real_curation_job_covers_the_missed_days(vault, tmp_path):
 
     (result,) = runner.run_due(at("2026-11-05", "07:00"))
 
-    assert result["status"] in {"noop", "landed"}, result
-    assert result["since"] == "2026-11-02" and result["day"] == "2026-11-04"
+    assert result.status in {"noop", "landed"}, result
+    assert result.since == "2026-11-02" and result.day == "2026-11-04"
     record = memory.state.run_record("curate")
     assert record["since"] == "2026-11-02" and record["day"] == "2026-11-04"
     assert "from 2026-11-02 through 2026-11-04" in record["summary"]
@@ -424,7 +424,7 @@ def test_since_is_the_first_day_covered_by_runner_curation_and_record(vault, fak
         (result,) = runner.run_due(now["t"])
 
         record = memory.state.run_record("curate")
-        assert result["since"] == record["since"] == "2026-11-04" and result["day"] == record["day"] == "2026-11-05"
+        assert result.since == record["since"] == "2026-11-04" and result.day == record["day"] == "2026-11-05"
         assert "from 2026-11-04 through 2026-11-05" in record["summary"]
         user = fake.requests[-1]["messages"][1]["content"]
         assert ("Sarah Chen is my manager." in user.split("Facts saved since the last curation")[-1]) == listed

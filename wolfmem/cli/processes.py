@@ -105,8 +105,8 @@ def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> No
 
     with open_memory(vault) as memory, errors():
         result = JobRunner(memory.services).run_now(name, memory.services.clock(), **options)
-    _show_result(result, as_json)
-    if result.get("status") in {"failed", "error"}:
+    _show_result(result.to_dict(), as_json)
+    if result.failed:
         raise typer.Exit(1)
 
 

@@ -25,14 +25,13 @@ import filelock
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.jobs.lease import LeaseFile
 from wolfmem.jobs.schedule import manual_period, period_for, schedules
-from wolfmem.jobs.tasks import DEFAULT_JOBS, JobFunc, JobRun
+from wolfmem.jobs.tasks import DEFAULT_JOBS, FAILED, JobFunc, JobResult, JobRun, JobStatus
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.services import VaultServices
 
 log = logging.getLogger(__name__)
 
 JOB_NAMES = ("curate", "audit", "digest")
-FAILED = frozenset({"failed", "error"})
 BACKOFF_CAP = timedelta(hours=6)
 # The job record (state "job:<name>", this machine's): the truth for which period ran here, and for the
 # failures and backoff. For curation it is one of four progress keepers, each needed (curation.coverage).
@@ -56,7 +55,7 @@ class JobRunner:
         self.lease = LeaseFile(services.writer, machine_id(config.state_root()), config.lease_hours)
 
     # -- triggers -------------------------------------------------------------------------------------------
-    def run_due(self, now: datetime) -> list[dict[str, Any]]:
+    def run_due(self, now: datetime) -> list[JobResult]:
         """Run each overdue job once (collapsing missed periods into one run); return what was attempted."""
         # Every machine publishes what it wrote, so the one that curates can tell it from hand edits.
         self.services.provenance.publish()
@@ -67,7 +66,7 @@ class JobRunner:
                 results.append(result)
         return results
 
-    def run_scheduled(self, name: str, now: datetime) -> dict[str, Any] | None:
+    def run_scheduled(self, name: str, now: datetime) -> JobResult | None:
         """Run one job if its latest scheduled period is not done yet; None when there is nothing to do."""
         try:
             schedule = self.schedules[name]
@@ -82,7 +81,7 @@ class JobRunner:
             return self._attempt(name, now, period, day, manual=False)
         except Exception as exc:  # the scheduler's edge: log it, record it, keep the daemon alive
             log.exception("job %s could not be checked", name)
-            return {"job": name, "status": "error", "summary": f"{type(exc).__name__}: {exc}"}
+            return JobResult(name, JobStatus.ERROR, f"{type(exc).__name__}: {exc}")
 
     def run_now(
         self,
@@ -92,7 +91,7 @@ class JobRunner:
         day: date | None = None,
         dry_run: bool = False,
         apply: bool | None = None,
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         """Run a job now for `day` (default today), ignoring schedule and backoff but not locks or lease."""
         if name not in JOB_NAMES:
             raise UsageError(f"no job called {name!r}; the jobs are {', '.join(JOB_NAMES)}")
@@ -184,15 +183,14 @@ class JobRunner:
         manual: bool,
         dry_run: bool = False,
         apply: bool | None = None,
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         with self._job_lock(name) as held:
             if not held:
-                return {"job": name, "status": "busy", "period": period,
-                        "summary": f"{name} is already running (another process or thread); nothing done"}
+                return JobResult(name, JobStatus.BUSY,
+                                 f"{name} is already running (another process or thread); nothing done", period)
             # Re-check under the lock: another process may have finished this period while we waited.
             if not manual and not self._wants(name, period, now):
-                return {"job": name, "status": "done", "period": period,
-                        "summary": f"{name} for {period} already ran"}
+                return JobResult(name, JobStatus.DONE, f"{name} for {period} already ran", period)
             record = self.record(name) or {}
             if not dry_run:
                 check = self.lease.acquire(now)
@@ -203,40 +201,40 @@ class JobRunner:
                          self._since(name, record, day, now), dry_run, apply)
             return self._execute(run, record, manual)
 
-    def _execute(self, run: JobRun, record: dict[str, Any], manual: bool) -> dict[str, Any]:
+    def _execute(self, run: JobRun, record: dict[str, Any], manual: bool) -> JobResult:
         name = run.name
         started = run.now.isoformat(timespec="seconds")
         log.info("running %s for %s%s", name, run.period, " (dry run)" if run.dry_run else "")
         try:
             outcome = dict(self.jobs[name](run))
-            status = str(outcome.get("status") or "ok")
+            status = JobStatus(str(outcome.get("status") or "ok"))  # an unknown status is a failing job
             reason = outcome.get("reason") or (outcome.get("summary") if status in FAILED else None)
         except Exception as exc:  # a job's failure is recorded and retried, never raised into the scheduler
             log.exception("%s for %s failed", name, run.period)
-            outcome, status, reason = {}, "failed", f"{type(exc).__name__}: {exc}"
+            outcome, status, reason = {}, JobStatus.FAILED, f"{type(exc).__name__}: {exc}"
         finished = self.services.clock()
         log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,
                  (finished - run.now).total_seconds(), status, str(outcome.get("summary") or reason or status))
-        result = {
-            "job": name,
-            "period": run.period,
-            "since": run.since.isoformat() if run.since else None,
-            "day": run.day.isoformat(),
-            **{k: v for k, v in outcome.items() if k not in {"job", "period"}},
-            "status": status,
-            "summary": str(outcome.get("summary") or reason or status),
-        }
+        result = JobResult(
+            name,
+            status,
+            str(outcome.get("summary") or reason or status),
+            run.period,
+            run.since.isoformat() if run.since else None,
+            run.day.isoformat(),
+            {k: v for k, v in outcome.items() if k not in {"job", "period", "status", "summary"}},
+        )
         if run.dry_run:
             return result
         new = {
             **record,
             "job": name,
-            "status": status,
+            "status": status.value,
             "period": run.period,
             "trigger": "manual" if manual else "schedule",
             "started_at": started,
             "finished_at": _stamp(finished, run.now),
-            "summary": result["summary"],
+            "summary": result.summary,
             "reason": reason,
         }
         if status in FAILED:
@@ -264,7 +262,7 @@ class JobRunner:
 
     def _skipped(
         self, name: str, now: datetime, period: str, manual: bool, record: dict[str, Any], reason: str
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         """Another machine holds the lease: note it (no backoff, no failure) and do nothing."""
         new = {**record, "job": name, "status": "skipped", "period": period, "reason": reason,
                "trigger": "manual" if manual else "schedule", "summary": reason,
@@ -272,7 +270,7 @@ class JobRunner:
         if record.get("status") != "skipped" or record.get("reason") != reason:
             log.info("%s for %s skipped: %s", name, period, reason)
         self.services.state.put_run_record(RECORD_PREFIX + name, new)
-        return {"job": name, "status": "skipped", "period": period, "summary": reason}
+        return JobResult(name, JobStatus.SKIPPED, reason, period)
 
     def _absorb_provenance(self) -> None:
         """Learn which lines any machine's wolfmem wrote, and their first-seen days, before a job reads them."""

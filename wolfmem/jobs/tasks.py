@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -30,6 +31,52 @@ class JobRun:
 
 
 JobFunc = Callable[[JobRun], Mapping[str, Any]]
+
+
+class JobStatus(enum.StrEnum):
+    """How a job attempt ended: a job's own status (curation's, the audit's, the digest's) or the runner's."""
+
+    OK = "ok"
+    LANDED = "landed"
+    NOOP = "noop"
+    PARTIAL = "partial"
+    DRY_RUN = "dry-run"
+    FAILED = "failed"  # the job failed: recorded, retried with backoff
+    ERROR = "error"  # the runner could not even check the job
+    BUSY = "busy"  # another thread or process is running it
+    DONE = "done"  # the period already ran
+    SKIPPED = "skipped"  # another machine holds the lease
+
+
+FAILED = frozenset({JobStatus.FAILED, JobStatus.ERROR})
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What one attempt at a job did; `detail` is what the job returned beside its status and summary."""
+
+    job: str
+    status: JobStatus
+    summary: str
+    period: str | None = None
+    since: str | None = None  # the first day covered (curation), when the job ran
+    day: str | None = None  # the last day covered; None: the job did not run
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the attempt failed (the CLI exits 1)."""
+        return self.status in FAILED
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form `wolfmem curate --json` and friends print."""
+        if self.day is None:
+            head: dict[str, Any] = {"job": self.job, "status": self.status.value}
+            if self.period is not None:
+                head["period"] = self.period
+            return {**head, "summary": self.summary}
+        return {"job": self.job, "period": self.period, "since": self.since, "day": self.day, **self.detail,
+                "status": self.status.value, "summary": self.summary}
 
 
 def curate_job(run: JobRun) -> Mapping[str, Any]:

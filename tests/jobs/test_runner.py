@@ -19,7 +19,7 @@ from wolfmem import Config, Memory
 from wolfmem.errors import ConfigError, UsageError
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 from wolfmem.jobs.schedule import parse_schedule
-from wolfmem.jobs.tasks import JobRun
+from wolfmem.jobs.tasks import JobResult, JobRun, JobStatus
 
 TZ = ZoneInfo("Europe/Berlin")
 NY = ZoneInfo("America/New_York")
@@ -428,3 +428,15 @@ def test_since_is_the_first_day_covered_by_runner_curation_and_record(vault, fak
         assert "from 2026-11-04 through 2026-11-05" in record["summary"]
         user = fake.requests[-1]["messages"][1]["content"]
         assert ("Sarah Chen is my manager." in user.split("Facts saved since the last curation")[-1]) == listed
+
+
+def test_a_job_result_prints_as_the_json_it_always_was(vault, tmp_path, calls):
+    runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
+    result = runner.run_now("curate", at("2026-11-05"), day=date(2026, 11, 4))
+    assert result.to_dict() == {"job": "curate", "period": "2026-11-04", "since": None, "day": "2026-11-04",
+                                "status": "ok", "summary": "curate 2026-11-04"}
+    assert JobResult("curate", JobStatus.BUSY, "already running", "2026-11-04").to_dict() == {
+        "job": "curate", "status": "busy", "period": "2026-11-04", "summary": "already running"}
+    calls.fail = RuntimeError("down")
+    failed = runner.run_now("curate", at("2026-11-05"), day=date(2026, 11, 4))
+    assert failed.failed and failed.status is JobStatus.FAILED and failed.summary == "RuntimeError: down"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ from wolfmem.jobs.tasks import JobStatus
 from wolfmem.storage.services import VaultServices, open_services
 from wolfmem.storage.writer import Cause
 
-NOW = datetime(2026, 11, 30, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 7, 0, tzinfo=UTC)
 PEOPLE = "knowledge/people.md"
 PACKAGE = Path(__file__).resolve().parents[2] / "wolfmem"
 

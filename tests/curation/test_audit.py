@@ -80,7 +80,7 @@ def test_good_audit_applies_through_the_curation_path(vault, tmp_path, fake):
     })
     before = read(vault, PROJECTS)
 
-    result = run_audit(memory, memory.config, "2026-10", NOW)
+    result = run_audit(memory.services, "2026-10", NOW)
 
     assert result["status"] == "ok", result
     text = read(vault, PROJECTS)
@@ -113,7 +113,7 @@ def test_audit_reply_that_deletes_a_hand_edit_is_rejected(vault, tmp_path, fake)
     ]}})
     before = path.read_text()
 
-    result = run_audit(memory, memory.config, "2026-10", NOW)
+    result = run_audit(memory.services, "2026-10", NOW)
 
     text = path.read_text()
     assert "- Tom prefers async updates over meetings." in text  # the hand edit survives
@@ -138,7 +138,7 @@ def test_staged_audit_applies_later_and_marks_changed_lines_stale(vault, tmp_pat
     })
     projects_before, people_before = read(vault, PROJECTS), read(vault, PEOPLE)
 
-    result = run_audit(memory, memory.config, "2026-10", NOW)
+    result = run_audit(memory.services, "2026-10", NOW)
 
     assert result["counts"]["staged"] == 2
     assert (read(vault, PROJECTS), read(vault, PEOPLE)) == (projects_before, people_before)
@@ -147,7 +147,7 @@ def test_staged_audit_applies_later_and_marks_changed_lines_stale(vault, tmp_pat
     # Meanwhile a person rewrites the Bob line; the Tom line is untouched.
     (vault / PROJECTS).write_text(projects_before.replace("Bob leads", "Bob co-leads"))
 
-    applied = apply_staged(memory, "2026-10")
+    applied = apply_staged(memory.services, "2026-10")
 
     assert applied["counts"] == {"applied": 1, "stale": 1}
     assert applied["status"] == "partial"
@@ -157,7 +157,7 @@ def test_staged_audit_applies_later_and_marks_changed_lines_stale(vault, tmp_pat
     report = read(vault, "consolidated/audit-2026-10.md")
     assert "- Outcome: stale" in report and "1 applied, 1 stale" in report
     # Nothing is applied twice.
-    assert apply_staged(memory, "2026-10")["status"] == "noop"
+    assert apply_staged(memory.services, "2026-10")["status"] == "noop"
 
 
 def test_model_failure_is_a_failed_run_and_changes_nothing(vault, tmp_path, fake):
@@ -165,7 +165,7 @@ def test_model_failure_is_a_failed_run_and_changes_nothing(vault, tmp_path, fake
     seed(memory)
     fake.default = "not json at all"
     before = read(vault, PEOPLE)
-    result = run_audit(memory, memory.config, "2026-10", NOW)
+    result = run_audit(memory.services, "2026-10", NOW)
     assert result["status"] == "failed"
     assert read(vault, PEOPLE) == before
     assert "was not audited" in read(vault, "consolidated/audit-2026-10.md")
@@ -176,7 +176,7 @@ def test_lines_the_file_does_not_hold_are_not_applied(vault, tmp_path, fake):
     seed(memory)
     fake.default = by_file({PEOPLE: {"summary": "x", "findings": [finding(["- Zed runs the zoo."])]}})
     before = read(vault, PEOPLE)
-    result = run_audit(memory, memory.config, "2026-10", NOW)
+    result = run_audit(memory.services, "2026-10", NOW)
     assert [f["outcome"] for f in result["findings"] if f["source"] == "llm"] == ["not-found"]
     assert read(vault, PEOPLE) == before
 
@@ -205,17 +205,17 @@ def test_offline_audit_only_reports_mechanical_findings(vault, tmp_path):
     memory.state.note_first_seen(PROJECTS, [fact_key("Hermes uses Postgres 16.")], "2026-05-01")
     memory.state.note_first_seen(PROJECTS, [fact_key("Atlas ships to production every Friday.")], "2026-10-01")
 
-    result = JobRunner(memory, config).run_now("audit", NOW, day=date(2026, 10, 31))
+    result = JobRunner(memory.services).run_now("audit", NOW, day=date(2026, 10, 31))
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert read(vault, PROJECTS) == OFFLINE_FILE
     assert not (vault / f"{PROJECTS}.bak").exists()
-    kinds = sorted(f["kind"] for f in result["findings"])
+    kinds = sorted(f["kind"] for f in result.detail["findings"])
     assert kinds == ["duplicate", "empty-section", "past-upcoming", "untouched"]
     report = read(vault, "consolidated/audit-2026-10.md")
     assert "report only: nothing was changed" in report
     assert "2026-09-15 has passed" in report
-    assert "Offline audit: 4 mechanical finding(s)" in result["summary"]
+    assert "Offline audit: 4 mechanical finding(s)" in result.summary
 
 
 @pytest.mark.parametrize(
@@ -243,9 +243,9 @@ def test_edit_replaces_in_place_and_keeps_line_endings():
 def test_apply_staged_without_a_report_says_what_to_do(vault, tmp_path):
     memory = Memory(vault, Config(state_dir=str(tmp_path / "state")), clock=lambda: NOW)
     with pytest.raises(UsageError, match="audit --now"):
-        apply_staged(memory, "2026-10")
+        apply_staged(memory.services, "2026-10")
     with pytest.raises(UsageError, match="2026-10"):
-        run_audit(memory, memory.config, "Oct", NOW)
+        run_audit(memory.services, "Oct", NOW)
 
 
 def test_report_data_survives_awkward_text(vault, tmp_path, fake):
@@ -254,9 +254,9 @@ def test_report_data_survives_awkward_text(vault, tmp_path, fake):
     fake.default = by_file({PEOPLE: {"summary": "x", "findings": [
         finding(["- Tom always hates meetings."], "replace", "- Tom dislikes meetings --> mostly.",
                 explanation="a -- b -->")]}})
-    run_audit(memory, memory.config, "2026-10", NOW)
+    run_audit(memory.services, "2026-10", NOW)
     report = read(vault, "consolidated/audit-2026-10.md")
     data = report.split("<!-- wolfmem-audit-data\n", 1)[1].rsplit("\n-->", 1)[0]
     assert "--" not in data
     assert json.loads(data)["findings"][0]["change"]["new"] == "- Tom dislikes meetings --> mostly."
-    assert apply_staged(memory, "2026-10")["counts"] == {"applied": 1}
+    assert apply_staged(memory.services, "2026-10")["counts"] == {"applied": 1}

@@ -137,7 +137,7 @@ def outcomes(result) -> dict[tuple[str, ...], list[str]]:
 def test_hostile_audit_findings_lose_nothing_and_report_nothing_dangerous(memory, fake, llm_config, mode):
     fake.default = hostile
     before = read(memory)
-    result = run_audit(memory, llm_config, "2026-11", NOW, apply=mode == "apply")
+    result = run_audit(memory.services, "2026-11", NOW, apply=mode == "apply")
     got = outcomes(result)
     for fact, _ in SAVED[:2] + SAVED[4:]:
         assert "rejected" in got[(f"- {fact}",)], (fact, got)
@@ -159,7 +159,7 @@ def test_hostile_audit_findings_lose_nothing_and_report_nothing_dangerous(memory
         assert "- Tom lives in Oslo." in read(memory) and "Tom lives in Berlin" not in read(memory)
 
     # A person applies what was staged: checked again (the budget lifted), archived, reported cleanly.
-    applied = apply_staged(memory, "2026-11")
+    applied = apply_staged(memory.services, "2026-11")
     assert applied["counts"].get("applied", 0) == (4 if mode == "stage" else 1), applied["counts"]
     assert_safe(memory)
     for fact, _ in OLD:
@@ -176,7 +176,7 @@ def test_a_staged_change_is_checked_again_against_the_evidence_when_applied(memo
         {"summary": "", "findings": [finding(["- Tom lives in Berlin."], "replace", "- Tom lives in Oslo.",
                                              kind="contradicted", evidence=["episodes/2026-11-20.md"])]}
         if request["messages"][-1]["content"].startswith(f"Audit {PEOPLE} ") else {"summary": "", "findings": []})
-    run_audit(memory, llm_config, "2026-11", NOW, apply=False)
+    run_audit(memory.services, "2026-11", NOW, apply=False)
     report = memory.vault.root / REPORT
     text = report.read_text("utf-8")
     data = json.loads(re.search(r"<!-- wolfmem-audit-data\n(.*?)\n-->", text, re.DOTALL).group(1))
@@ -188,7 +188,7 @@ def test_a_staged_change_is_checked_again_against_the_evidence_when_applied(memo
     report.write_text(text[: text.index("<!-- wolfmem-audit-data")] + f"<!-- wolfmem-audit-data\n{block}\n-->\n",
                       "utf-8")
     before = read(memory)
-    result = apply_staged(memory, "2026-11")
+    result = apply_staged(memory.services, "2026-11")
     (change,) = result["changes"]
     assert change["outcome"] == "rejected" and "no episode line, save or hand edit" in change["reasons"][0]
     assert change["evidence"] == ["[a ref outside the vault, withheld]"]

@@ -8,6 +8,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.curation.backups import curated_rel, diff_backup, restore_backup
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.errors import NotFound, OutsideVault
 from wolfmem.storage.vault import content_hash
@@ -31,10 +32,10 @@ def read(memory, rel=PEOPLE) -> str:
 def curate_once(memory) -> tuple[str, str]:
     old = read(memory)
     new = old.replace("Berlin", "Oslo")
-    change = {"kind": "superseded", "old": ["- Tom lives in Berlin."], "new": "- Tom lives in Oslo.",
-              "reason": "moved", "source": ""}
+    change = Change(ChangeKind.SUPERSEDED, ("- Tom lives in Berlin.",), "- Tom lives in Oslo.", "moved")
     evidence = RunEvidence(("Tom said he moved to Oslo.",))  # what a supersession needs: newer evidence
-    outcome = apply_rewrite(memory, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()), run=evidence)
+    outcome = apply_rewrite(memory.services, PEOPLE, old, new, [change], base_revision=content_hash(old.encode()),
+                            run=evidence)
     assert outcome.status == "written"
     return old, new
 
@@ -55,19 +56,19 @@ def test_curated_rel(typed, rel):
 
 def test_diff_without_a_backup_says_so(memory):
     with pytest.raises(NotFound, match=r"knowledge/people.md has no backup"):
-        diff_backup(memory, "people")
+        diff_backup(memory.services, "people")
 
 
 def test_diff_shows_backup_against_current(memory):
     curate_once(memory)
-    diff = diff_backup(memory, "people")
+    diff = diff_backup(memory.services, "people")
     assert diff.startswith("--- knowledge/people.md.bak\n+++ knowledge/people.md\n")
     assert "-- Tom lives in Berlin.\n+- Tom lives in Oslo.\n" in diff
 
 
 def test_restore_swaps_back_and_keeps_what_it_replaced(memory):
     old, new = curate_once(memory)
-    message = restore_backup(memory, "people.md")
+    message = restore_backup(memory.services, "people.md")
     assert message.startswith("restored knowledge/people.md from knowledge/people.md.bak")
     assert read(memory) == old and read(memory, PEOPLE + ".bak") == new
     assert [h.text for h in memory.search("Where does Tom live?")][:1] == ["Tom lives in Berlin."]
@@ -75,17 +76,17 @@ def test_restore_swaps_back_and_keeps_what_it_replaced(memory):
     assert "- Tom lives in Berlin." not in memory.state.snapshot_lines(PEOPLE)
     assert "- Tom lives in Oslo." not in memory.state.snapshot_lines(PEOPLE)
     # Restoring again undoes the restore.
-    restore_backup(memory, "people")
+    restore_backup(memory.services, "people")
     assert read(memory) == new and read(memory, PEOPLE + ".bak") == old
 
 
 def test_restore_of_an_identical_backup_does_nothing(memory):
     curate_once(memory)
-    restore_backup(memory, "people")
+    restore_backup(memory.services, "people")
     (memory.vault.root / PEOPLE).write_text(read(memory, PEOPLE + ".bak"), "utf-8")
-    assert "already matches" in restore_backup(memory, "people")
+    assert "already matches" in restore_backup(memory.services, "people")
 
 
 def test_paths_outside_the_vault_are_refused(memory):
     with pytest.raises(OutsideVault):
-        diff_backup(memory, "../elsewhere.md")
+        diff_backup(memory.services, "../elsewhere.md")

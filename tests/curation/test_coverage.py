@@ -130,11 +130,11 @@ def times_sent(fake: FakeLLM, text: str, since: int = 0) -> int:
 
 def test_an_entry_back_dated_to_a_curated_day_is_curated(memory, fake, curator):
     log_on(memory, DAY, "Standup: Tom is on call.")
-    assert run(memory, curator(), DAY).status == "noop"
+    assert run(memory.services, curator(), DAY).status == "noop"
     asked = len(fake.requests)
 
     log_on(memory, date(2026, 11, 20), "Back-dated: Tom adopted a cat.", "14:05")
-    result = run(memory, curator(), DAY + timedelta(days=1))
+    result = run(memory.services, curator(), DAY + timedelta(days=1))
 
     assert result.entries == 1 and result.left == 0
     assert times_sent(fake, "Tom adopted a cat.", asked) == FILES
@@ -143,11 +143,11 @@ def test_an_entry_back_dated_to_a_curated_day_is_curated(memory, fake, curator):
 
 def test_a_later_entry_on_an_earlier_curated_day_is_curated_once(memory, fake, curator):
     log_on(memory, date(2026, 11, 28), "Morning: planning.")
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     asked = len(fake.requests)
     log_on(memory, date(2026, 11, 28), "Evening: Sarah moved to the platform team.", "21:00")
-    run(memory, curator(), DAY)
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
+    run(memory.services, curator(), DAY)
     assert times_sent(fake, "Sarah moved to the platform team.", asked) == FILES
     assert times_sent(fake, "Morning: planning.", asked) == 0
 
@@ -156,7 +156,7 @@ def test_the_first_curation_covers_the_whole_history_in_batches(memory, fake, cu
     for n in range(60):
         log_on(memory, date(2026, 9, 1) + timedelta(days=n), [f"Marker {n:03d}.", *LONG_BULLETS])
 
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
 
     total = sum(len(path.read_text()) for path in memory.vault.episodes_dir.glob("*.md"))
     assert total > 3 * EPISODE_BUDGET_CHARS and result.batches >= 4
@@ -170,7 +170,7 @@ def test_the_first_curation_covers_the_whole_history_in_batches(memory, fake, cu
     order = [int(m) for user in episode_texts(fake)[::FILES] for m in re.findall(r"Marker (\d{3})\.", user)]
     assert order == sorted(order)
     asked = len(fake.requests)
-    assert run(memory, curator(), DAY).status == "noop" and len(fake.requests) == asked
+    assert run(memory.services, curator(), DAY).status == "noop" and len(fake.requests) == asked
 
 
 def test_a_failed_round_keeps_what_landed_and_the_next_run_resumes(memory, fake, curator):
@@ -179,12 +179,12 @@ def test_a_failed_round_keeps_what_landed_and_the_next_run_resumes(memory, fake,
     # Round one answers "unchanged" for every file; round two gets an unusable reply for every file.
     fake.push(*[UNCHANGED] * FILES, *[FakeLLM.text("{broken")] * FILES)
 
-    failed = run(memory, curator(), DAY)
+    failed = run(memory.services, curator(), DAY)
 
     assert failed.status == "failed" and failed.batches == 2 and 0 < failed.left < 40
     assert memory.state.run_record("curate")["left"] == failed.left
     asked = len(fake.requests)
-    resumed = run(memory, curator(), DAY)
+    resumed = run(memory.services, curator(), DAY)
     assert resumed.status == "noop" and resumed.entries == failed.left and resumed.left == 0
     before = [times_sent(fake, f"Marker {n:03d}.") - times_sent(fake, f"Marker {n:03d}.", asked) for n in range(40)]
     after = [times_sent(fake, f"Marker {n:03d}.", asked) for n in range(40)]
@@ -196,7 +196,7 @@ def test_a_failed_round_keeps_what_landed_and_the_next_run_resumes(memory, fake,
 
 def test_the_coverage_travels_with_the_vault_to_a_machine_that_takes_over(memory, fake, curator, tmp_path):
     log_on(memory, date(2026, 11, 27), "Sarah joined the platform team.")
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     asked = len(fake.requests)
     with Memory(memory.vault.root, Config(state_dir=str(tmp_path / "other-machine")), clock=lambda: NOW) as other:
         log_on(other, date(2026, 11, 28), "Tom moved to Oslo.")
@@ -214,7 +214,7 @@ def test_a_vault_curated_by_date_before_starts_from_its_date_mark(memory, fake, 
     old = memory.vault.root / "episodes/2026-11-28.md"
     memory.state.put_run_record("curate", {"status": "landed", "last_success_day": "2026-11-28",
                                            "episodes": {"episodes/2026-11-28.md": content_hash(old.read_bytes())}})
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.entries == 1
     assert times_sent(fake, "New day.") == FILES and times_sent(fake, "Old day") == 0
     saved = json.loads((memory.vault.root / COVERAGE_REL).read_text())
@@ -223,19 +223,19 @@ def test_a_vault_curated_by_date_before_starts_from_its_date_mark(memory, fake, 
 
 def test_a_dry_run_consumes_nothing(memory, fake, curator):
     log_on(memory, date(2026, 11, 27), "Sarah joined the platform team.")
-    dry = run(memory, curator(), DAY, dry_run=True)
+    dry = run(memory.services, curator(), DAY, dry_run=True)
     assert dry.status == "dry-run" and dry.entries == 1
     assert CoverageFile(memory.writer).read() is None
-    assert run(memory, curator(), DAY).entries == 1
+    assert run(memory.services, curator(), DAY).entries == 1
 
 
 def test_an_unreadable_coverage_file_is_rebuilt_from_the_date_mark(memory, fake, curator):
     log_on(memory, date(2026, 11, 27), "Sarah joined the platform team.")
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     (memory.vault.root / COVERAGE_REL).write_text("{not json")
     asked = len(fake.requests)
     log_on(memory, DAY + timedelta(days=1), "Tom moved to Oslo.")
-    run(memory, curator(), DAY + timedelta(days=1))
+    run(memory.services, curator(), DAY + timedelta(days=1))
     assert times_sent(fake, "Tom moved to Oslo.", asked) == FILES
     assert times_sent(fake, "Sarah joined", asked) == 0
 

@@ -183,7 +183,7 @@ def night(memory, fake, curator, clock, episode: str, reply) -> object:
         return reply(read(memory)) if user.startswith(f"Curate {PEOPLE} ") else UNCHANGED
 
     fake.default = by_file
-    return run(memory, curator(), clock.now.date() - timedelta(days=1))
+    return run(memory.services, curator(), clock.now.date() - timedelta(days=1))
 
 
 def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_restorable(memory, fake, curator, clock):
@@ -208,7 +208,7 @@ def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_rest
     result = night(memory, fake, curator, clock, "Tom cleaned his desk.", mass_deletion)
     assert result.files[PEOPLE].status == "staged", result.files[PEOPLE]
     assert "takes 4 of 12 facts out" in result.files[PEOPLE].reasons[0]
-    assert read(memory) == start and [item.rel for item in staged(memory)] == [PEOPLE]
+    assert read(memory) == start and [item.rel for item in staged(memory.services)] == [PEOPLE]
     assert "wolfmem curate apply" in render(collect(memory))
     # A person looks, then lands it: checked again (the budget lifted), and archived.
     shown = run_cli("curate", "apply", "--dry-run", "--vault", str(memory.vault.root))
@@ -218,7 +218,7 @@ def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_rest
     assert landed.returncode == 0, landed.stderr
     outcome = json.loads(landed.stdout)["files"][PEOPLE]
     assert outcome["status"] == "written" and len(outcome["archived"]) == 4
-    assert staged(memory) == [] and "curate apply" not in render(collect(memory))
+    assert staged(memory.services) == [] and "curate apply" not in render(collect(memory))
     assert_nothing_lost(memory)
 
     # A legitimate night: the newer evidence supersedes Berlin.
@@ -230,7 +230,7 @@ def test_hostile_nights_lose_nothing_and_everything_removed_is_archived_and_rest
 
     # Two rewrites landed (the staged one and Oslo), each keeping the hand lines word for word: they are
     # still a person's lines, so the next night still may not drop one.
-    assert set(HAND) <= hand_lines_of(memory, PEOPLE, read(memory))
+    assert set(HAND) <= hand_lines_of(memory.services, PEOPLE, read(memory))
     result = night(memory, fake, curator, clock, "Tom mentioned chess again.", hand_line_dropped)
     assert result.files[PEOPLE].status == "rejected"
     assert "drops or changes a hand-edited line" in result.files[PEOPLE].reasons[0]
@@ -294,9 +294,9 @@ def test_a_staged_rewrite_whose_file_changed_is_dropped_not_landed(memory, fake,
     path = memory.vault.root / PEOPLE
     path.write_text(read(memory) + "- Tom bought a boat.\n", "utf-8")  # a person, before applying
     changed = read(memory)
-    applied = apply_staged(memory)
+    applied = apply_staged(memory.services)
     assert applied["files"][PEOPLE]["status"] == "skipped-cas" and "changed since" in applied["files"][PEOPLE]["reasons"][0]
-    assert read(memory) == changed and staged(memory) == []
+    assert read(memory) == changed and staged(memory.services) == []
 
 
 def test_a_staged_rewrite_is_checked_again_when_it_lands(memory, fake, curator, clock):
@@ -308,7 +308,7 @@ def test_a_staged_rewrite_is_checked_again_when_it_lands(memory, fake, curator, 
     record["files"][PEOPLE]["text"] = record["files"][PEOPLE]["text"].replace(HAND[0] + "\n", "")
     memory.state.put_run_record("curate:staged", record)
     before = read(memory)
-    applied = apply_staged(memory)
+    applied = apply_staged(memory.services)
     assert applied["files"][PEOPLE]["status"] == "rejected"
     assert "drops or changes a hand-edited line" in applied["files"][PEOPLE]["reasons"][0]
     assert read(memory) == before and in_archive(memory, OLD[0][0]) is None

@@ -10,6 +10,7 @@ from wolfmem.core.compare import Relation, backs, carries, relate, same_subject
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import parse
 from wolfmem.curation.candidates import DuplicateFinder, WordIndex
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import (
     Safeguards,
     account,
@@ -90,7 +91,7 @@ OLD = """# People
 
 
 def change(kind, old, new="", reason=""):
-    return {"kind": kind, "old": old, "new": new, "reason": reason, "source": ""}
+    return Change(ChangeKind(kind), tuple(old), new, reason)
 
 
 def test_account_explains_each_departure_from_the_texts():

@@ -110,7 +110,7 @@ MALFORMED = {
 def test_malformed_replies_fail_the_file_and_write_nothing(memory, fake, curator, make_reply):
     old = read(memory)
     fake.push(make_reply(old))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "failed", result.files[PEOPLE]
     assert result.status == "failed"
     assert read(memory) == old and not bak_exists(memory)
@@ -190,7 +190,7 @@ REASON = {
 def test_hostile_rewrites_are_rejected_and_change_nothing(memory, fake, curator, case):
     old = read(memory)
     fake.push(REJECTED[case](old))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     outcome = result.files[PEOPLE]
     assert outcome.status == "rejected", outcome
     assert any(REASON[case] in reason for reason in outcome.reasons), outcome.reasons
@@ -214,7 +214,7 @@ def test_mechanical_damage_is_repaired_before_landing(memory, fake, curator, man
     old = read(memory)
     good = oslo(old)
     fake.push(answer(mangle(good["content"]), *good["changes"]))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "written", result.files[PEOPLE]
     assert read(memory) == old.replace("Berlin", "Oslo")
     assert read(memory, PEOPLE + ".bak") == old
@@ -224,7 +224,7 @@ def test_mechanical_damage_is_repaired_before_landing(memory, fake, curator, man
 def test_unchanged_in_any_case_is_a_no_change_answer(memory, fake, curator, status):
     old = read(memory)
     fake.push({**UNCHANGED, "status": status})
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.status == "noop" and result.files[PEOPLE].status == "unchanged"
     assert read(memory) == old and not bak_exists(memory)
 
@@ -233,7 +233,7 @@ def test_an_undeclared_addition_lands_but_is_logged(memory, fake, curator):
     # Adding a durable fact is the curator's job; one it forgot to declare is still shown in the log.
     old = read(memory)
     fake.push(answer(old.replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "written"
     assert "- Tom has a cat." in read(memory)
     log = read(memory, "consolidated/2026-W48.md")
@@ -245,7 +245,7 @@ def test_json_schema_rejected_then_hostile_json_object_reply_is_still_validated(
     wipe = answer("# People\n\n## Tom\n- Tom is a person.\n" + "".join(line + "\n" for line in HAND),
                   *(change("removed", [f"- {fact}"], reason="the episode asked") for fact, _ in SEEDS))
     fake.push(FakeLLM.reject_json_schema(), FakeLLM.text("```json\n" + json.dumps(wipe) + "\n```"))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert [r["response_format"]["type"] for r in fake.requests] == ["json_schema", "json_object"]
     assert '"required"' in fake.requests[1]["messages"][0]["content"]  # the schema travels in the prompt
     assert result.files[PEOPLE].status == "rejected"
@@ -277,7 +277,7 @@ def test_forged_fence_tags_in_an_episode_cannot_close_the_data(memory, fake, cur
                       change("merged", [f"- {fact}" for fact, _ in SEEDS[:3]], "- Tom lives in Berlin."))
 
     fake.default = obey
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     user = next(text for text in seen if text.startswith(f"Curate {PEOPLE} "))
     nonce = re.search(r'<data-([0-9a-f]{16}) kind="file" path="knowledge/people.md">', user).group(1)
     assert nonce != "0123456789abcdef"
@@ -299,7 +299,7 @@ def test_forged_fence_tags_in_an_episode_cannot_close_the_data(memory, fake, cur
 def test_bak_is_always_the_version_just_replaced(memory, fake, curator, clock):
     v0 = read(memory)
     fake.push(oslo(v0))
-    assert run(memory, curator(), DAY).files[PEOPLE].status == "written"
+    assert run(memory.services, curator(), DAY).files[PEOPLE].status == "written"
     v1 = read(memory)
     assert read(memory, PEOPLE + ".bak") == v0
     (memory.vault.root / PEOPLE).write_text(v1 + "- Tom speaks Norwegian.\n", "utf-8")  # a person, between runs
@@ -307,7 +307,7 @@ def test_bak_is_always_the_version_just_replaced(memory, fake, curator, clock):
     clock.now += timedelta(days=1)
     fake.push(answer(v1b.replace("- Tom lives in Oslo.", "- Tom lives in Oslo, Norway."),
                      change("superseded", ["- Tom lives in Oslo."], "- Tom lives in Oslo, Norway.", "detail")))
-    assert run(memory, curator(), DAY + timedelta(days=1)).files[PEOPLE].status == "written"
+    assert run(memory.services, curator(), DAY + timedelta(days=1)).files[PEOPLE].status == "written"
     assert read(memory, PEOPLE + ".bak") == v1b  # not v0, and not a stale copy of v1
     assert "- Tom speaks Norwegian." in read(memory)
 
@@ -330,7 +330,7 @@ def test_editor_write_during_the_call_keeps_the_person_s_text_and_other_files_st
         return UNCHANGED
 
     fake.default = by_file
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "skipped-cas"
     assert result.files["knowledge/projects.md"].status == "written"
     assert result.status == "partial"
@@ -340,29 +340,29 @@ def test_editor_write_during_the_call_keeps_the_person_s_text_and_other_files_st
 def test_a_second_run_for_the_same_day_makes_no_call(memory, fake, curator):
     memory.log_episode("Tom moved to Oslo.", when=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
     fake.push(oslo(read(memory)))
-    assert run(memory, curator(), DAY).status == "landed"
+    assert run(memory.services, curator(), DAY).status == "landed"
     asked, text = len(fake.requests), read(memory)
-    again = run(memory, curator(), DAY)
+    again = run(memory.services, curator(), DAY)
     assert len(fake.requests) == asked and again.status == "noop" and again.files == {}
     assert read(memory) == text
 
 
 def test_curate_while_another_process_holds_the_job_lock_is_busy(memory, fake, llm_config):
-    runner = JobRunner(memory, llm_config)
+    runner = JobRunner(memory.services)
     lock = filelock.FileLock(str(memory.vault.state_dir / "jobs" / "curate.lock"), is_singleton=False)
     (memory.vault.state_dir / "jobs").mkdir(parents=True, exist_ok=True)
     with lock.acquire(timeout=1):
         result = runner.run_now("curate", NOW)
-    assert result["status"] == "busy" and fake.requests == []
-    assert runner.run_now("curate", NOW)["status"] in ("noop", "landed")
+    assert result.status == "busy" and fake.requests == []
+    assert runner.run_now("curate", NOW).status in ("noop", "landed")
 
 
 # --- the clock moves ----------------------------------------------------------------------------------------------
 
 
 def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
-    runner = JobRunner(memory, llm_config)
-    assert runner.run_due(NOW)[0]["period"] == "2026-11-28"  # the nightly run curates through yesterday
+    runner = JobRunner(memory.services)
+    assert runner.run_due(NOW)[0].period == "2026-11-28"  # the nightly run curates through yesterday
     for day in (29, 30):
         memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=UTC))
     memory.log_episode("Tom moved to Oslo.", when=datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
@@ -371,24 +371,24 @@ def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
 
     clock.now = NOW + timedelta(days=4)  # the laptop slept through three nights
     results = runner.run_due(clock.now)
-    curate = [r for r in results if r["job"] == "curate"]
-    assert len(curate) == 1 and curate[0]["period"] == "2026-12-02"
+    curate = [r for r in results if r.job == "curate"]
+    assert len(curate) == 1 and curate[0].period == "2026-12-02"
     user = fake.requests[before]["messages"][1]["content"]
     days = ("2026-11-28", "2026-11-29", "2026-11-30", "2026-12-01", "2026-12-02")
     assert [d for d in days if f'path="episodes/{d}.md"' in user] == list(days[1:])
     asked = len(fake.requests)
 
     clock.now = NOW + timedelta(days=1)  # the clock is set back
-    assert [r for r in runner.run_due(clock.now) if r["job"] == "curate"] == []
+    assert [r for r in runner.run_due(clock.now) if r.job == "curate"] == []
     assert len(fake.requests) == asked
     # A direct run for an earlier day neither crashes nor rewinds the record ...
-    assert run(memory, make_curator(llm_config), date(2026, 11, 30)).status == "noop"
+    assert run(memory.services, make_curator(llm_config), date(2026, 11, 30)).status == "noop"
     assert memory.state.run_record("curate")["last_success_day"] == "2026-12-02"
     # ... nor forgets the later episode it did not read: when that log grows, the next run sees it.
     memory.log_episode("Sarah left.", when=datetime(2026, 12, 2, 21, 0, tzinfo=UTC))
     clock.now = NOW + timedelta(days=4)
     asked = len(fake.requests)
-    assert run(memory, make_curator(llm_config), date(2026, 12, 2)).status in ("noop", "landed")
+    assert run(memory.services, make_curator(llm_config), date(2026, 12, 2)).status in ("noop", "landed")
     assert len(fake.requests) > asked and "Sarah left." in fake.requests[-1]["messages"][1]["content"]
 
 
@@ -417,7 +417,7 @@ def test_hostile_audit_changes_are_contained(memory, fake, llm_config):
         ]}
         if request["messages"][-1]["content"].startswith(f"Audit {PEOPLE} ") else {"summary": "", "findings": []}
     )
-    result = run_audit(memory, llm_config, "2026-11", AUDIT_NOW)
+    result = run_audit(memory.services, "2026-11", AUDIT_NOW)
     outcomes = {tuple(f["lines"]): f["outcome"] for f in result["findings"] if f["source"] == "llm"}
     assert outcomes[("- Sarah owns a yacht.",)] == "not-found"
     assert outcomes[("## Tom",)] == "rejected"
@@ -436,7 +436,7 @@ def test_audit_never_overwrites_a_persons_note_at_the_report_path(memory, fake, 
     old = read(memory)
     fake.default = {"summary": "", "findings": [audit_finding(["- Sarah prefers tea."])]}
     with pytest.raises(UsageError, match="not a wolfmem audit report"):
-        run_audit(memory, llm_config, "2026-11", AUDIT_NOW)
+        run_audit(memory.services, "2026-11", AUDIT_NOW)
     assert note.read_text("utf-8") == "# My own audit notes\n\n- check the budget\n"
     assert read(memory) == old and fake.requests == []
 
@@ -447,7 +447,7 @@ def test_tampered_staged_report_is_not_applied(memory, fake, llm_config):
                                                    kind="contradicted")]}
         if request["messages"][-1]["content"].startswith(f"Audit {PEOPLE} ") else {"summary": "", "findings": []}
     )
-    run_audit(memory, llm_config, "2026-11", AUDIT_NOW, apply=False)
+    run_audit(memory.services, "2026-11", AUDIT_NOW, apply=False)
     report = memory.vault.root / "consolidated/audit-2026-11.md"
     text = report.read_text("utf-8")
     data = json.loads(re.search(r"<!-- wolfmem-audit-data\n(.*?)\n-->", text, re.DOTALL).group(1))
@@ -462,7 +462,7 @@ def test_tampered_staged_report_is_not_applied(memory, fake, llm_config):
     report.write_text(text[: text.index("<!-- wolfmem-audit-data")] + f"<!-- wolfmem-audit-data\n{block}\n-->\n", "utf-8")
     old = read(memory)
 
-    result = apply_staged(memory, "2026-11")
+    result = apply_staged(memory.services, "2026-11")
     outcomes = [c["outcome"] for c in result["changes"]]
     assert outcomes == ["applied", "rejected", "rejected", "rejected"]
     assert read(memory) == old.replace("- Tom lives in Berlin.", "- Tom lives in Oslo.")

@@ -72,7 +72,7 @@ def test_hand_written_duplicate_is_the_one_kept():
     before = "# People\n\n## Sarah\n- Sarah is my manager\n- My manager is Sarah\n"
     text, changes = tidied(before, {"- My manager is Sarah"})
     assert text == "# People\n\n## Sarah\n- My manager is Sarah\n"
-    assert changes[0]["new"] == "- My manager is Sarah"
+    assert changes[0].new == "- My manager is Sarah"
 
 
 def test_two_hand_written_duplicates_are_left_to_the_person():
@@ -88,7 +88,7 @@ def test_hand_written_empty_heading_stays():
 def test_change_list_names_every_step():
     before = "# People\n\n## Tom\n- Tom runs data.\n- tom runs data\n\n## Gone\n\n## Unfiled\n- Tom likes tea.\n"
     _, changes = tidied(before)
-    assert [c["kind"] for c in changes] == ["merged", "filed", "removed", "removed"]
+    assert [c.kind for c in changes] == ["merged", "filed", "removed", "removed"]
 
 
 def test_curator_answers_unchanged_or_rewrite():
@@ -170,7 +170,7 @@ def test_sections_about_one_entity_are_joined(name: str, before: str, after: str
     assert content(text) == content(before)  # not a line lost
     if text != before:
         assert validate(before, text, changes, hand_lines=set(), title="People").ok
-        assert {change["kind"] for change in changes} == {"filed", "removed"}
+        assert {change.kind for change in changes} == {"filed", "removed"}
 
 
 def test_a_hand_written_bare_heading_is_kept() -> None:

@@ -76,7 +76,7 @@ def test_good_rewrite_lands_with_bak_log_and_record(memory, fake, curator):
     log_move(memory)
     old = read(memory)
     fake.push(rewrite(old))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
 
     assert result.status == "landed"
     assert result.files[PEOPLE].status == "written"
@@ -106,7 +106,7 @@ def test_good_rewrite_lands_with_bak_log_and_record(memory, fake, curator):
 def test_prompt_fences_data_and_shows_first_seen_dates(memory, fake, curator):
     log_move(memory)
     (memory.vault.root / PEOPLE).write_text(read(memory) + "- Tom plays chess.\n", "utf-8")  # a person's edit
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     sent = fake.requests[0]
     system, user = (m["content"] for m in sent["messages"])
     nonce = re.search(r"<data-([0-9a-f]{16}) kind=\"file\" path=\"knowledge/people.md\">", user).group(1)
@@ -121,16 +121,16 @@ def test_prompt_fences_data_and_shows_first_seen_dates(memory, fake, curator):
 
 def test_no_changes_answer_writes_nothing(memory, fake, curator):
     old = read(memory)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert len(fake.requests) == 1  # no episodes: only the file that changed is asked about
     assert result.status == "noop" and result.files[PEOPLE].status == "unchanged"
     assert read(memory) == old and not exists(memory, PEOPLE + ".bak")
 
 
 def test_no_op_day_makes_zero_requests(memory, fake, curator):
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     asked = len(fake.requests)
-    result = run(memory, curator(), date(2026, 11, 30))
+    result = run(memory.services, curator(), date(2026, 11, 30))
     assert len(fake.requests) == asked
     assert result.status == "noop" and result.files == {}
     assert "No-op" in result.summary
@@ -151,7 +151,7 @@ def test_no_op_day_makes_zero_requests(memory, fake, curator):
 def test_unusable_reply_leaves_the_file_untouched(memory, fake, curator, reply, reason):
     old = read(memory)
     fake.push(reply)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.status == "failed"
     assert result.files[PEOPLE].status == "failed" and reason in result.files[PEOPLE].reasons[0]
     assert read(memory) == old and not exists(memory, PEOPLE + ".bak")
@@ -163,7 +163,7 @@ def test_two_500s_then_success_lands_when_retries_allow(memory, fake, curator):
     note_move(memory)
     old = read(memory)
     fake.push(FakeLLM.status(500), FakeLLM.status(500), rewrite(old))
-    result = run(memory, curator(llm_max_retries=2), DAY)
+    result = run(memory.services, curator(llm_max_retries=2), DAY)
     assert result.status == "landed" and len(fake.requests) == 3
     assert "Oslo" in read(memory)
 
@@ -171,7 +171,7 @@ def test_two_500s_then_success_lands_when_retries_allow(memory, fake, curator):
 def test_max_retries_is_honoured(memory, fake, curator):
     old = read(memory)
     fake.push(FakeLLM.status(500), FakeLLM.status(500), rewrite(old))
-    result = run(memory, curator(llm_max_retries=1), DAY)
+    result = run(memory.services, curator(llm_max_retries=1), DAY)
     assert result.status == "failed" and len(fake.requests) == 2
     assert "HTTP 500 after 2 attempts" in result.files[PEOPLE].reasons[0]
     assert read(memory) == old
@@ -181,7 +181,7 @@ def test_timeout_leaves_the_file_untouched(memory, fake, curator):
     old = read(memory)
     fake.push(FakeLLM.delay(2, rewrite(old)))
     started = time.monotonic()
-    result = run(memory, curator(llm_timeout=0.3), DAY)
+    result = run(memory.services, curator(llm_timeout=0.3), DAY)
     assert time.monotonic() - started < 1.5
     assert result.status == "failed" and "did not answer within 0.3 s" in result.files[PEOPLE].reasons[0]
     assert read(memory) == old
@@ -195,7 +195,7 @@ def test_dropping_a_hand_edited_line_is_rejected(memory, fake, curator):
     answer["changes"].append({"kind": "removed", "old": ["- Tom plays chess on Sundays."], "new": "",
                               "reason": "trivia", "source": ""})
     fake.push(answer)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "rejected"
     assert "hand-edited line: '- Tom plays chess on Sundays.'" in result.files[PEOPLE].reasons[0]
     assert read(memory) == old
@@ -205,7 +205,7 @@ def test_dropping_a_hand_edited_line_is_rejected(memory, fake, curator):
 def test_deleting_everything_is_rejected(memory, fake, curator):
     old = read(memory)
     fake.push({"status": "rewrite", "summary": "cleared", "content": "# People\n", "changes": []})
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "rejected" and "empty" in result.files[PEOPLE].reasons[0]
     assert read(memory) == old
 
@@ -215,7 +215,7 @@ def test_adding_a_secret_is_rejected(memory, fake, curator):
     answer = rewrite(old)
     answer["content"] += "- Tom's deploy key is sk-proj-abc123def456ghi789jkl012mno345.\n"
     fake.push(answer)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "rejected"
     assert "secret (OpenAI API key)" in result.files[PEOPLE].reasons[0]
     assert read(memory) == old
@@ -237,7 +237,7 @@ def test_rewrite_racing_a_concurrent_write_is_dropped(memory, fake, curator, tmp
         return rewrite(old)
 
     fake.push(race)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "skipped-cas"
     assert result.status == "partial"
     text = read(memory)
@@ -246,7 +246,7 @@ def test_rewrite_racing_a_concurrent_write_is_dropped(memory, fake, curator, tmp
     # The file is left for the next run, which looks at it again.
     assert PEOPLE not in CoverageFile(memory.writer).read().files
     fake.push(rewrite(text))
-    assert run(memory, curator(), date(2026, 11, 30)).files[PEOPLE].status == "written"
+    assert run(memory.services, curator(), date(2026, 11, 30)).files[PEOPLE].status == "written"
 
 
 def deletion(content: str) -> dict:
@@ -273,7 +273,7 @@ def test_injected_instruction_is_fenced_and_mass_deletion_blocked(memory, fake, 
         return deletion("# People\n")
 
     fake.push(obey)
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     fenced = re.search(r'<data-(\w+) kind="episode"[^>]*>\n(?:(?!</data-\1>).)*' + attack, seen["user"], re.S)
     assert fenced and "instructions" in seen["system"]
     assert result.files[PEOPLE].status == "rejected"
@@ -281,7 +281,7 @@ def test_injected_instruction_is_fenced_and_mass_deletion_blocked(memory, fake, 
 
     # Even a "tidy" answer that keeps a token fact is refused: saved facts are never junk.
     fake.push(deletion(old.split("## Sarah")[0] + "## Tom\n- Tom is a person.\n"))
-    result = run(memory, curator(), DAY)
+    result = run(memory.services, curator(), DAY)
     assert result.files[PEOPLE].status == "rejected"
     assert sum("saved or written within the last 30 days" in r for r in result.files[PEOPLE].reasons) == 4
     assert read(memory) == old
@@ -297,7 +297,7 @@ def test_offline_curator_is_the_default_and_lands_through_the_same_path(memory):
     text = read(memory) + "\n## Unfiled\n- Sarah prefers tea\n- Tom likes long walks.\n"
     path.write_text(text, "utf-8")
     memory.state.update_snapshot(PEOPLE, [line.rstrip() for line in text.splitlines() if line.strip()], [])
-    result = run(memory, curator, DAY)
+    result = run(memory.services, curator, DAY)
     assert result.status == "landed"
     assert read(memory).endswith("## Tom\n- Tom runs the data team.\n- Tom lives in Berlin.\n- Tom likes long walks.\n")
     assert read(memory).count("Sarah prefers tea") == 1
@@ -313,7 +313,7 @@ def test_dry_run_shows_a_diff_and_writes_nothing(memory, fake, curator):
     note_move(memory)
     old = read(memory)
     fake.push(rewrite(old))
-    result = run(memory, curator(), DAY, dry_run=True)
+    result = run(memory.services, curator(), DAY, dry_run=True)
     assert result.status == "dry-run" and result.files[PEOPLE].status == "proposed"
     assert "-- Tom lives in Berlin.\n+- Tom lives in Oslo.\n" in result.diffs[PEOPLE]
     assert read(memory) == old and not exists(memory, LOG) and result.log_path is None
@@ -323,53 +323,54 @@ def test_dry_run_shows_a_diff_and_writes_nothing(memory, fake, curator):
 def test_catch_up_covers_every_day_since_the_last_success(memory, fake, curator):
     for day in (26, 27, 28, 29):
         memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=timezone.utc))
-    run(memory, curator(), date(2026, 11, 26))
+    run(memory.services, curator(), date(2026, 11, 26))
     fake.push(UNCHANGED)
-    result = run(memory, curator(), DAY)  # three missed nights collapse into one run
+    result = run(memory.services, curator(), DAY)  # three missed nights collapse into one run
     user = fake.requests[-1]["messages"][1]["content"]
     assert [d for d in (26, 27, 28, 29) if f'path="episodes/2026-11-{d}.md"' in user] == [27, 28, 29]
-    assert "after 2026-11-26 through 2026-11-29" in user
+    assert "from 2026-11-27 through 2026-11-29" in user
     assert result.status == "noop" and memory.state.run_record("curate")["last_success_day"] == "2026-11-29"
 
 
 def test_episode_growing_after_a_run_is_picked_up_next_time(memory, fake, curator):
     memory.log_episode("Morning standup.", when=datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc))
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     asked = len(fake.requests)
-    run(memory, curator(), DAY)  # nothing new for the same day: no call
+    run(memory.services, curator(), DAY)  # nothing new for the same day: no call
     assert len(fake.requests) == asked
     memory.log_episode("Evening: Sarah moved to the platform team.", when=datetime(2026, 11, 29, 18, 0, tzinfo=timezone.utc))
-    run(memory, curator(), date(2026, 11, 30))
+    run(memory.services, curator(), date(2026, 11, 30))
     assert "Sarah moved to the platform team" in fake.requests[-1]["messages"][1]["content"]
 
 
 def test_conflict_copies_are_mentioned_in_the_log(memory, fake, curator):
     (memory.vault.root / "knowledge/people.sync-conflict-20261128-1234.md").write_text("# x\n", "utf-8")
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     assert "knowledge/people.sync-conflict-20261128-1234.md" in read(memory, LOG)
 
 
 def test_failed_run_is_retried_and_keeps_the_last_success_day(memory, fake, curator):
-    run(memory, curator(), DAY)
+    run(memory.services, curator(), DAY)
     (memory.vault.root / PEOPLE).write_text(read(memory) + "- Tom plays chess.\n", "utf-8")
     fake.push(FakeLLM.text("nope"))
-    assert run(memory, curator(), date(2026, 11, 30)).status == "failed"
+    assert run(memory.services, curator(), date(2026, 11, 30)).status == "failed"
     assert memory.state.run_record("curate")["last_success_day"] == "2026-11-29"
     asked = len(fake.requests)
-    assert run(memory, curator(), date(2026, 11, 30)).status == "noop"
+    assert run(memory.services, curator(), date(2026, 11, 30)).status == "noop"
     assert len(fake.requests) == asked + 1  # the failed file is asked about again
 
 
 def test_apply_rewrite_refuses_custom_files_and_stale_bases(memory):
     custom = "knowledge/recipes.md"
     (memory.vault.root / custom).write_text("# Recipes\n\n## Soup\n- salt\n", "utf-8")
-    outcome = apply_rewrite(memory, custom, "# Recipes\n", "# Recipes\n\n## Soup\n- pepper\n", [], base_revision="x")
+    outcome = apply_rewrite(memory.services, custom, "# Recipes\n", "# Recipes\n\n## Soup\n- pepper\n", [],
+                            base_revision="x")
     assert outcome.status == "rejected" and "not one of the five curated files" in outcome.reasons[0]
     old = read(memory)
     new = old + "- Tom plays chess.\n"
-    stale = apply_rewrite(memory, PEOPLE, old, new, [], base_revision=content_hash(b"something else"))
+    stale = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(b"something else"))
     assert stale.status == "skipped-cas" and read(memory) == old
-    fresh = apply_rewrite(memory, PEOPLE, old, new, [], base_revision=content_hash(old.encode()))
+    fresh = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(old.encode()))
     assert fresh.status == "written" and read(memory) == new
     assert fresh.revision == content_hash(new.encode())
     # What wolfmem wrote is now its snapshot: no line of it counts as a hand edit any more.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from wolfmem.core.markdown import content_lines
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import Safeguards
 from wolfmem.curation.validate import (
     clean_changes,
@@ -26,15 +27,15 @@ OLD = """# People
 """
 
 
-def change(kind: str, old: list[str] | None = None, new: str = "", reason: str = "", source: str = "") -> dict:
-    return {"kind": kind, "old": old or [], "new": new, "reason": reason, "source": source}
+def change(kind: str, old: list[str] | None = None, new: str = "", reason: str = "", source: str = "") -> Change:
+    return Change(ChangeKind(kind), tuple(old or ()), new, reason, source)
 
 
 # What arrived since the last run: the episode line that backs "Sarah works in Lisbon".
 GUARDS = Safeguards(evidence=("Sarah said she moved to Lisbon in November.",))
 
 
-def check(new: str, changes: list[dict] | None = None, hand: set[str] | None = None, old: str = OLD):
+def check(new: str, changes: list[Change] | None = None, hand: set[str] | None = None, old: str = OLD):
     return validate(old, new, changes or [], hand_lines=hand or set(), title="People", guards=GUARDS)
 
 
@@ -283,8 +284,8 @@ def test_clean_changes_drops_unusable_items_and_annotations():
         {"kind": "removed", "old": "- c"},
     ]
     assert clean_changes(raw) == [
-        {"kind": "merged", "old": ["- a"], "new": "- b", "reason": "x y", "source": ""},
-        {"kind": "removed", "old": ["- c"], "new": "", "reason": "", "source": ""},
+        Change(ChangeKind.MERGED, ("- a",), "- b", "x y"),
+        Change(ChangeKind.REMOVED, ("- c",)),
     ]
     assert clean_changes(None) == []
 

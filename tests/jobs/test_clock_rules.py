@@ -42,11 +42,11 @@ def fake_runner(vault: Path, tmp_path: Path, clock: Clock, runs: list[JobRun]) -
         runs.append(run)
         return {"status": "ok", "summary": f"curated {run.period}"}
 
-    return JobRunner(memory, config, jobs={"curate": job})
+    return JobRunner(memory.services, jobs={"curate": job})
 
 
 def mark(runner: JobRunner, period: str) -> None:
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"status": "ok", "last_success": period})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"status": "ok", "last_success": period})
 
 
 @pytest.mark.parametrize("days_ahead", [0, 1, 61])
@@ -59,8 +59,8 @@ def test_a_day_not_over_yet_is_refused_and_nothing_is_recorded(vault, tmp_path, 
     assert runs == [] and runner.record("curate") is None
     assert not (vault / LEASE_REL).exists()
     # Yesterday, and no day at all (everything so far), still run.
-    assert runner.run_now("curate", clock.now, day=date(2026, 11, 4))["status"] == "ok"
-    assert runner.run_now("curate", clock.now)["status"] == "ok"
+    assert runner.run_now("curate", clock.now, day=date(2026, 11, 4)).status == "ok"
+    assert runner.run_now("curate", clock.now).status == "ok"
 
 
 def test_a_future_mark_from_an_earlier_version_does_not_block_real_days(vault, tmp_path):
@@ -76,7 +76,7 @@ def test_a_future_mark_from_an_earlier_version_does_not_block_real_days(vault, t
 
     clock.now = at("2026-11-06", "03:00")
     (result,) = runner.run_due(clock.now)
-    assert (result["status"], result["period"]) == ("ok", "2026-11-05")
+    assert (result.status, result.period) == ("ok", "2026-11-05")
     assert [run.period for run in runs] == ["2026-11-05"]
 
 
@@ -88,20 +88,20 @@ def test_a_far_future_mark_on_the_lease_blocks_no_night(vault, tmp_path):
     runner.lease.renew(at("2026-11-04"), "curate", "2027-01-04")  # this machine's lease, set while far ahead
 
     # A period claimed more than a week ahead of this clock is not trusted (the lease rules, README).
-    assert [r["period"] for r in runner.run_due(clock.now)] == ["2026-11-04"]
+    assert [r.period for r in runner.run_due(clock.now)] == ["2026-11-04"]
     clock.now = at("2026-11-06", "03:00")
-    assert [r["period"] for r in runner.run_due(clock.now)] == ["2026-11-05"]
+    assert [r.period for r in runner.run_due(clock.now)] == ["2026-11-05"]
 
 
 def test_a_backoff_set_by_a_clock_that_was_ahead_is_not_waited_out(vault, tmp_path):
     clock = Clock(at("2026-11-05"))
     runs: list[JobRun] = []
     runner = fake_runner(vault, tmp_path, clock, runs)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {
         "status": "failed", "last_success": "2026-11-03", "failures": 1,
         "retry_at": at("2026-11-08").isoformat()})
     assert runner.status(clock.now)["jobs"]["curate"]["next_run"].startswith("overdue")
-    assert [r["status"] for r in runner.run_due(clock.now)] == ["ok"]
+    assert [r.status for r in runner.run_due(clock.now)] == ["ok"]
 
 
 def test_a_clock_set_back_runs_no_night_twice(vault, tmp_path):
@@ -128,9 +128,9 @@ def test_a_clock_set_back_runs_no_night_twice(vault, tmp_path):
 def test_the_real_curation_job_gives_each_entry_once_across_a_clock_set_back(vault, tmp_path, fake, llm_config):
     clock = Clock(at("2026-11-05", "03:00"))
     with Memory(vault, llm_config, clock=clock) as memory:
-        runner = JobRunner(memory, llm_config)
-        runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
-        runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W45"})
+        runner = JobRunner(memory.services)
+        runner.services.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+        runner.services.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W45"})
         logged = []
 
         def log_now(text: str) -> None:

@@ -29,7 +29,7 @@ def runner_for(vault: Path, tmp_path: Path, runs: list) -> JobRunner:
         runs.append(run)
         return {"status": "ok", "summary": "curated"}
 
-    return JobRunner(memory, config, jobs={"curate": job})
+    return JobRunner(memory.services, jobs={"curate": job})
 
 
 def test_machine_id_is_hostname_plus_a_stable_random_suffix(tmp_path):
@@ -57,25 +57,25 @@ def test_another_machines_fresh_lease_blocks(vault, tmp_path):
 
     (result,) = runner.run_due(NOW)
 
-    assert result["status"] == "skipped"
-    assert "desktop-abcd curates this vault" in result["summary"]
+    assert result.status == "skipped"
+    assert "desktop-abcd curates this vault" in result.summary
     assert runs == []
     assert runner.record("curate")["status"] == "skipped"
     assert runner.record("curate").get("failures", 0) == 0
     assert "desktop-abcd" in runner.status(NOW)["lease"]
     # The manual path respects the lease too.
-    assert runner.run_now("curate", NOW)["status"] == "skipped"
+    assert runner.run_now("curate", NOW).status == "skipped"
 
 
 def test_stale_lease_is_taken_over_from_where_the_holder_stopped(vault, tmp_path):
     write_lease(vault, "desktop-abcd", NOW - timedelta(hours=37), {"curate": "2026-11-02"})
     runs: list = []
     runner = runner_for(vault, tmp_path, runs)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-09-01"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-09-01"})
 
     (result,) = runner.run_due(NOW)
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert (runs[0].since, runs[0].day) == (date(2026, 11, 3), date(2026, 11, 4))
     lease = json.loads((vault / LEASE_REL).read_text())
     assert lease["machine"] == runner.lease.machine

@@ -14,7 +14,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.curation import run as curate
-from wolfmem.curation.contract import CurationRequest, FileProposal, Proposal
+from wolfmem.curation.contract import Change, ChangeKind, CurationRequest, FileProposal, Proposal
 from wolfmem.jobs.lease import LEASE_REL, judge, parse_lease
 from wolfmem.jobs.runner import JobRun, JobRunner
 from wolfmem.storage.writer import Stage
@@ -40,7 +40,7 @@ class Machine:
             self.runs.append(run)
             return (job or (lambda _run: {"status": "ok", "summary": "curated"}))(run)
 
-        self.runner = JobRunner(self.memory, config, jobs={"curate": recorded})
+        self.runner = JobRunner(self.memory.services, jobs={"curate": recorded})
 
     def clock(self) -> datetime:
         return self.now + self.skew
@@ -97,9 +97,9 @@ def test_a_contested_stale_lease_goes_to_exactly_one_machine(vault, machines):
     a.memory.writer.on_stage = b_takes_it_meanwhile
     (result_a,) = a.due(NOW)
 
-    assert [r["status"] for r in raced[0]] == ["ok"] and len(b.runs) == 1
-    assert result_a["status"] == "skipped" and a.runs == []
-    assert f"{b.runner.lease.machine} curates this vault" in result_a["summary"]
+    assert [r.status for r in raced[0]] == ["ok"] and len(b.runs) == 1
+    assert result_a.status == "skipped" and a.runs == []
+    assert f"{b.runner.lease.machine} curates this vault" in result_a.summary
     assert lease_of(vault)["machine"] == b.runner.lease.machine
     assert lease_of(vault)["done"] == {"curate": "2026-11-04"}
 
@@ -122,8 +122,8 @@ class Tidy:
         for rel, item in request.files.items():
             if rel == PEOPLE and f"- {BUDGET}\n" in item.text:
                 text = item.text.replace(f"- {BUDGET}\n", "").replace(f"- {MANAGER}\n", f"- {MANAGER}\n- {BUDGET}\n")
-                files[rel] = FileProposal("rewrite", text, [{"kind": "filed", "old": [BUDGET], "new": BUDGET,
-                                                             "reason": "names Sarah Chen"}])
+                files[rel] = FileProposal("rewrite", text, [Change(ChangeKind.FILED, (BUDGET,), BUDGET,
+                                                                   "names Sarah Chen")])
             else:
                 files[rel] = FileProposal("unchanged")
         return Proposal(files)
@@ -133,8 +133,7 @@ class Tidy:
 
 
 def curate_with_tidy(run: JobRun) -> dict:
-    covered = run.since - timedelta(days=1) if run.since else None
-    return curate.run(run.memory, Tidy(), run.day, since=covered).to_dict()
+    return curate.run(run.services, Tidy(), run.day, since=run.since).to_dict()
 
 
 @pytest.mark.parametrize("with_log", [True, False])
@@ -151,9 +150,9 @@ def test_the_machine_that_takes_over_can_curate(vault, tmp_path, machines, with_
 
     (result,) = b.due(NOW + timedelta(hours=40))
 
-    outcome = result["files"][PEOPLE]
+    outcome = result.detail["files"][PEOPLE]
     if with_log:
-        assert result["status"] == "landed" and outcome["status"] == "written", outcome
+        assert result.status == "landed" and outcome["status"] == "written", outcome
         text = (vault / PEOPLE).read_text()
         assert text.index(MANAGER) < text.index(BUDGET) and text.count(BUDGET) == 1
     else:  # what the log fixes: without it, every line looks hand-written here
@@ -185,7 +184,7 @@ def test_a_damaged_lease_is_stale_with_a_warning_and_rewritten(vault, machines, 
     write_lease(vault, text)
     b = machines("b")
     (result,) = b.due(NOW)
-    assert result["status"] == "ok" and len(b.runs) == 1
+    assert result.status == "ok" and len(b.runs) == 1
     assert "lease file" in caplog.text and "counts as stale" in caplog.text
     lease = lease_of(vault)
     assert lease["machine"] == b.runner.lease.machine and lease["done"] == {"curate": "2026-11-04"}
@@ -229,12 +228,12 @@ def test_a_lease_stamped_days_ahead_cannot_lock_the_others_out_for_long(vault, m
     b = machines("b")
 
     (first,) = b.due(NOW + timedelta(hours=1))
-    assert first["status"] == "skipped" and "not trusted" in first["summary"]
+    assert first.status == "skipped" and "not trusted" in first.summary
     (still,) = b.due(NOW + timedelta(hours=36))
-    assert still["status"] == "skipped"
+    assert still.status == "skipped"
     # Stale lease.hours after b first saw it, not 3 days + lease.hours later.
     (taken,) = b.due(NOW + timedelta(hours=38))
-    assert taken["status"] == "ok" and lease_of(vault)["machine"] == b.runner.lease.machine
+    assert taken.status == "ok" and lease_of(vault)["machine"] == b.runner.lease.machine
 
 
 def test_a_machine_whose_clock_is_behind_never_reruns_days_done(vault, machines):

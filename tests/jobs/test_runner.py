@@ -19,7 +19,7 @@ from wolfmem import Config, Memory
 from wolfmem.errors import ConfigError, UsageError
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 from wolfmem.jobs.schedule import parse_schedule
-from wolfmem.jobs.tasks import JobRun
+from wolfmem.jobs.tasks import JobResult, JobRun, JobStatus
 
 TZ = ZoneInfo("Europe/Berlin")
 NY = ZoneInfo("America/New_York")
@@ -55,11 +55,11 @@ def calls() -> Calls:
 def make_runner(vault: Path, tmp_path: Path, calls: Calls, now: datetime, **settings) -> JobRunner:
     config = Config(state_dir=str(tmp_path / "state"), **settings)
     memory = Memory(vault, config, clock=lambda: now)
-    return JobRunner(memory, config, jobs={"curate": calls, "audit": calls, "digest": calls})
+    return JobRunner(memory.services, jobs={"curate": calls, "audit": calls, "digest": calls})
 
 
 def set_success(runner: JobRunner, name: str, period: str) -> None:
-    runner.memory.state.put_run_record(RECORD_PREFIX + name, {"status": "ok", "last_success": period})
+    runner.services.state.put_run_record(RECORD_PREFIX + name, {"status": "ok", "last_success": period})
 
 
 # -- schedules ------------------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def test_missed_night_runs_once_at_start(vault, tmp_path, calls):
 
     results = runner.run_due(at("2026-11-05", "07:00"))
 
-    assert [(r["job"], r["status"]) for r in results] == [("curate", "ok")]
+    assert [(r.job, r.status) for r in results] == [("curate", "ok")]
     (run,) = calls.of("curate")
     assert (run.day, run.since, run.period) == (date(2026, 11, 4), date(2026, 11, 4), "2026-11-04")
     assert runner.run_due(at("2026-11-05", "07:05")) == []
@@ -172,7 +172,7 @@ def test_dst_fall_back_double_fire_runs_once(vault, tmp_path, calls):
     set_success(runner, "curate", "2026-10-30")
     set_success(runner, "audit", "2026-10")
 
-    assert runner.run_scheduled("curate", first)["status"] == "ok"
+    assert runner.run_scheduled("curate", first).status == "ok"
     assert runner.run_scheduled("curate", second) is None
     assert runner.run_due(second + timedelta(minutes=5)) == []
     assert [run.day for run in calls.of("curate")] == [date(2026, 10, 31)]
@@ -186,19 +186,19 @@ def test_failure_is_recorded_and_retried_with_backoff(vault, tmp_path, calls):
     calls.fail = RuntimeError("LLM endpoint down")
 
     (result,) = runner.run_due(at("2026-11-05", "03:00"))
-    assert result["status"] == "failed"
+    assert result.status == "failed"
     record = runner.record("curate")
     assert record["reason"] == "RuntimeError: LLM endpoint down"
     assert record["failures"] == 1
     assert record["last_success"] == "2026-11-03"
 
     assert runner.run_due(at("2026-11-05", "03:04")) == []  # backing off: 5 min
-    assert runner.run_due(at("2026-11-05", "03:05"))[0]["status"] == "failed"
+    assert runner.run_due(at("2026-11-05", "03:05"))[0].status == "failed"
     assert runner.record("curate")["failures"] == 2
     assert runner.run_due(at("2026-11-05", "03:14")) == []  # now 10 min
 
     calls.fail = None
-    assert runner.run_due(at("2026-11-05", "03:15"))[0]["status"] == "ok"
+    assert runner.run_due(at("2026-11-05", "03:15"))[0].status == "ok"
     record = runner.record("curate")
     assert (record["failures"], record["retry_at"], record["last_success"]) == (0, None, "2026-11-04")
     assert len(calls.of("curate")) == 3
@@ -208,15 +208,15 @@ def test_failure_is_recorded_and_retried_with_backoff(vault, tmp_path, calls):
 def test_a_failed_status_from_the_job_counts_as_failure(vault, tmp_path):
     config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off")
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
-    runner = JobRunner(memory, config, jobs={"curate": lambda run: {"status": "failed", "summary": "timeout"}})
+    runner = JobRunner(memory.services, jobs={"curate": lambda run: {"status": "failed", "summary": "timeout"}})
     set_success(runner, "audit", "2026-10")
-    assert runner.run_due(at("2026-11-05"))[0]["status"] == "failed"
+    assert runner.run_due(at("2026-11-05"))[0].status == "failed"
     assert runner.record("curate")["reason"] == "timeout"
 
 
 def test_backoff_is_capped(vault, tmp_path, calls):
     runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"status": "failed", "failures": 30})
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"status": "failed", "failures": 30})
     calls.fail = RuntimeError("still down")
     runner.run_now("curate", at("2026-11-05", "08:00"))
     assert runner.record("curate")["retry_at"] == at("2026-11-05", "14:00").isoformat()
@@ -228,7 +228,7 @@ def test_run_now_today_leaves_tonights_run_due(vault, tmp_path, calls):
     set_success(runner, "curate", "2026-11-03")
 
     result = runner.run_now("curate", at("2026-11-05", "14:00"))
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     assert (calls.runs[0].since, calls.runs[0].day) == (date(2026, 11, 4), date(2026, 11, 5))
     assert runner.record("curate")["last_success"] == "2026-11-04"  # today is not over yet
 
@@ -239,7 +239,7 @@ def test_run_now_today_leaves_tonights_run_due(vault, tmp_path, calls):
 def test_run_now_dry_run_records_nothing(vault, tmp_path, calls):
     runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
     result = runner.run_now("curate", at("2026-11-05"), dry_run=True)
-    assert result["status"] == "ok" and calls.runs[0].dry_run
+    assert result.status == "ok" and calls.runs[0].dry_run
     assert runner.record("curate") is None
     assert not (vault / ".wolfmem" / "lease.json").exists()
 
@@ -267,12 +267,12 @@ def test_job_running_in_another_thread_is_busy(vault, tmp_path):
 
     config = Config(state_dir=str(tmp_path / "state"))
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
-    runner = JobRunner(memory, config, jobs={"curate": slow})
+    runner = JobRunner(memory.services, jobs={"curate": slow})
     worker = threading.Thread(target=runner.run_now, args=("curate", at("2026-11-05")))
     worker.start()
     try:
         assert started.wait(10)
-        assert runner.run_now("curate", at("2026-11-05"))["status"] == "busy"
+        assert runner.run_now("curate", at("2026-11-05")).status == "busy"
     finally:
         release.set()
         worker.join(10)
@@ -297,23 +297,23 @@ SCRIPT = textwrap.dedent(
 
     config = Config(state_dir=state, schedule_digest="off", schedule_audit="off")
     memory = Memory(vault, config, clock=lambda: now)
-    runner = JobRunner(memory, config, jobs={"curate": slow})
+    runner = JobRunner(memory.services, jobs={"curate": slow})
     while not os.path.exists(go):
         time.sleep(0.005)
     if mode == "run_due":
-        print([r["status"] for r in runner.run_due(now)])
+        print([r.status.value for r in runner.run_due(now)])
     else:
         from wolfmem.jobs.scheduler import Scheduler
 
         results = []
         real = runner.run_due
         runner.run_due = lambda when: results.extend(real(when)) or results
-        scheduler = Scheduler(memory, config, lambda: now, runner=runner)
+        scheduler = Scheduler(memory.services, runner=runner)
         scheduler.start()
         while scheduler.heartbeats < 1:
             time.sleep(0.01)
         scheduler.stop()
-        print([r["status"] for r in results])
+        print([r.status.value for r in results])
     """
 )
 
@@ -371,14 +371,14 @@ def test_digest_counts_the_week(vault, tmp_path):
     memory.log_episode(["Shipped it."], "ship", when=at("2026-11-05", "11:00"))
     memory.log_episode(["Too old."], "old", when=at("2026-10-20", "11:00"))
     memory.save("Sarah manages the platform team.", type="people", topic="Sarah (Manager)")
-    runner = JobRunner(memory, config)
-    runner.memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-07"})
-    runner.memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
-    runner.memory.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W44"})
+    runner = JobRunner(memory.services)
+    runner.services.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-07"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
+    runner.services.state.put_run_record(RECORD_PREFIX + "digest", {"last_success": "2026-W44"})
 
     (result,) = runner.run_due(now)
 
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     text = (vault / "consolidated" / "digest-2026-W45.md").read_text()
     assert "- Episode entries: 2" in text
     assert "- Facts saved: 1" in text
@@ -390,14 +390,53 @@ def test_real_curation_job_covers_the_missed_days(vault, tmp_path):
     config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off", schedule_audit="off")
     memory = Memory(vault, config, clock=lambda: at("2026-11-05"))
     memory.log_episode(["Sarah moved to the data team."], "sarah", when=at("2026-11-02", "10:00"))
-    runner = JobRunner(memory, config)
+    runner = JobRunner(memory.services)
     set_success(runner, "curate", "2026-11-01")
 
     (result,) = runner.run_due(at("2026-11-05", "07:00"))
 
-    assert result["status"] in {"noop", "landed"}, result
-    assert result["since"] == "2026-11-02" and result["day"] == "2026-11-04"
+    assert result.status in {"noop", "landed"}, result
+    assert result.since == "2026-11-02" and result.day == "2026-11-04"
     record = memory.state.run_record("curate")
-    assert record["since"] == "2026-11-01" and record["day"] == "2026-11-04"
-    assert "after 2026-11-01 through 2026-11-04" in record["summary"]
+    assert record["since"] == "2026-11-02" and record["day"] == "2026-11-04"
+    assert "from 2026-11-02 through 2026-11-04" in record["summary"]
     assert runner.record("curate")["last_success"] == "2026-11-04"
+
+
+# -- `since`: the first day a curation run covers, the same day on both sides of jobs/tasks.py ----------------
+@pytest.mark.parametrize(
+    ("saved_on", "listed"),
+    [
+        ("2026-11-03", False),  # the day of the last success: covered by that run
+        ("2026-11-04", True),  # since: the first day this run covers
+        ("2026-11-05", True),  # day: the last day it covers
+        ("2026-11-06", False),  # today: not over yet, the next run covers it
+    ],
+)
+def test_since_is_the_first_day_covered_by_runner_curation_and_record(vault, fake, llm_config, saved_on, listed):
+    now = {"t": at(saved_on, "12:00")}
+    with Memory(vault, llm_config, clock=lambda: now["t"]) as memory:
+        memory.save("Sarah Chen is my manager.", "people", "Sarah Chen")
+        runner = JobRunner(memory.services)
+        set_success(runner, "curate", "2026-11-03")
+        now["t"] = at("2026-11-06", "07:00")
+
+        (result,) = runner.run_due(now["t"])
+
+        record = memory.state.run_record("curate")
+        assert result.since == record["since"] == "2026-11-04" and result.day == record["day"] == "2026-11-05"
+        assert "from 2026-11-04 through 2026-11-05" in record["summary"]
+        user = fake.requests[-1]["messages"][1]["content"]
+        assert ("Sarah Chen is my manager." in user.split("Facts saved since the last curation")[-1]) == listed
+
+
+def test_a_job_result_prints_as_the_json_it_always_was(vault, tmp_path, calls):
+    runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
+    result = runner.run_now("curate", at("2026-11-05"), day=date(2026, 11, 4))
+    assert result.to_dict() == {"job": "curate", "period": "2026-11-04", "since": None, "day": "2026-11-04",
+                                "status": "ok", "summary": "curate 2026-11-04"}
+    assert JobResult("curate", JobStatus.BUSY, "already running", "2026-11-04").to_dict() == {
+        "job": "curate", "status": "busy", "period": "2026-11-04", "summary": "already running"}
+    calls.fail = RuntimeError("down")
+    failed = runner.run_now("curate", at("2026-11-05"), day=date(2026, 11, 4))
+    assert failed.failed and failed.status is JobStatus.FAILED and failed.summary == "RuntimeError: down"

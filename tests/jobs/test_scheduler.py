@@ -27,10 +27,10 @@ def setup(vault, tmp_path):
 
     config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off")
     memory = Memory(vault, config, clock=lambda: WOKE)
-    runner = JobRunner(memory, config, jobs={"curate": job, "audit": job})
+    runner = JobRunner(memory.services, jobs={"curate": job, "audit": job})
     memory.state.put_run_record(RECORD_PREFIX + "curate", {"last_success": "2026-11-03"})
     memory.state.put_run_record(RECORD_PREFIX + "audit", {"last_success": "2026-10"})
-    scheduler = Scheduler(memory, config, lambda: WOKE, runner=runner, timezone=TZ)
+    scheduler = Scheduler(memory.services, runner=runner, timezone=TZ)
     yield scheduler, runs
     scheduler.stop()
     memory.close()

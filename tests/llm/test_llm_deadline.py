@@ -140,7 +140,7 @@ def test_curation_against_a_dripping_server_fails_the_file_and_writes_nothing(tm
         curator = make_curator(config)
         try:
             started = time.monotonic()
-            result = run(memory, curator, date(2026, 11, 29))
+            result = run(memory.services, curator, date(2026, 11, 29))
             elapsed = time.monotonic() - started
         finally:
             curator.close()

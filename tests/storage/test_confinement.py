@@ -213,7 +213,7 @@ def test_a_missing_folder_behind_a_link_out_is_never_created(memory: Memory, out
     with pytest.raises(LinkOutside):
         memory.writer.put("consolidated/sub/digest.md", "# Digest\n", cause=Cause.DIGEST)
     with pytest.raises(LinkOutside):
-        write_digest(memory, "2026-W48", date(2026, 11, 29))
+        write_digest(memory.services, "2026-W48", date(2026, 11, 29))
     assert outside_state(outside) == before and not (outside / "notes" / "sub").exists()
 
 
@@ -237,9 +237,9 @@ def test_curation_and_audit_send_nothing_from_outside_to_the_llm(tmp_path: Path,
             os.symlink(outside / "secret.md", root / "consolidated" / "2026-W48.md")  # this run's log
             before = outside_state(outside)
 
-            curated = run(memory, make_curator(config), date(2026, 11, 29), since=date(2026, 11, 20))
+            curated = run(memory.services, make_curator(config), date(2026, 11, 29), since=date(2026, 11, 20))
             fake.default = {"summary": "Nothing to report.", "findings": []}
-            audited = run_audit(memory, memory.config, "2026-11", NOW)
+            audited = run_audit(memory.services, "2026-11", NOW)
 
             assert fake.requests, "the model was asked something"
             assert all(no_secret(request) for request in fake.requests)

@@ -53,7 +53,7 @@ def test_an_unreadable_curated_file_is_reported_skipped_and_picked_up_again(vaul
                 assert "cannot read" in data["index"]["skipped_files"]["knowledge/people.md"]
                 assert "fault:    cannot read knowledge/people.md: permission denied" in render(data)
 
-                skipped = curate.run(memory, OfflineCurator(), DAY)
+                skipped = curate.run(memory.services, OfflineCurator(), DAY)
                 outcome = skipped.files["knowledge/people.md"]
                 assert outcome.status == "skipped" and "permission denied" in outcome.reasons[0]
                 assert skipped.status == "partial"  # technical.md was curated; people.md waits
@@ -68,7 +68,7 @@ def test_an_unreadable_curated_file_is_reported_skipped_and_picked_up_again(vaul
         # chmod changes neither mtime nor size; the next search still sees the file again.
         assert searchable(memory, SARAH)
         assert collect(memory)["faults"] == []
-        again = curate.run(memory, OfflineCurator(), DAY)
+        again = curate.run(memory.services, OfflineCurator(), DAY)
         assert again.files["knowledge/people.md"].status in {"written", "unchanged"}
         assert SARAH in people.read_text()
 

@@ -18,6 +18,7 @@ import pytest
 from wolfmem import Memory
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.backups import restore_backup, restore_version
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.log import append_log
 from wolfmem.jobs.digest import write_digest
@@ -43,8 +44,8 @@ def _episode(memory: Memory) -> str:
 def _curation(memory: Memory, cause: Cause = Cause.CURATION) -> str:
     old = (memory.vault.root / PEOPLE).read_text()
     new = old + "\n## Ann\n- Ann is the CTO.\n"
-    changes = [{"kind": "added", "old": [], "new": "- Ann is the CTO.", "reason": "", "source": "episode"}]
-    apply_rewrite(memory, PEOPLE, old, new, changes, base_revision=content_hash(old.encode()), cause=cause)
+    changes = [Change(ChangeKind.ADDED, new="- Ann is the CTO.", source="episode")]
+    apply_rewrite(memory.services, PEOPLE, old, new, changes, base_revision=content_hash(old.encode()), cause=cause)
     return PEOPLE
 
 
@@ -57,17 +58,17 @@ def _curation_log(memory: Memory) -> str:
 
 
 def _digest(memory: Memory) -> str:
-    return write_digest(memory, "2026-W48", date(2026, 11, 29))["path"]
+    return write_digest(memory.services, "2026-W48", date(2026, 11, 29))["path"]
 
 
 def _restore(memory: Memory) -> str:
-    restore_backup(memory, "people")
+    restore_backup(memory.services, "people")
     return PEOPLE
 
 
 def _restore_version(memory: Memory) -> str:
     oldest = memory.history.versions(PEOPLE)[-1]
-    restore_version(memory, "people", str(oldest.id))
+    restore_version(memory.services, "people", str(oldest.id))
     return PEOPLE
 
 

@@ -64,7 +64,7 @@ def curate_apply(
 ) -> None:
     """Land the rewrites a run staged (over the removal budget), each checked again against the file as it is now."""
     with open_memory(vault) as memory, errors():
-        result = apply_staged_rewrites(memory, dry_run=dry_run)
+        result = apply_staged_rewrites(memory.services, dry_run=dry_run)
     _show_result(result, as_json)
     if result["status"] == "partial":
         raise typer.Exit(1)
@@ -93,10 +93,10 @@ def audit_apply(
     from wolfmem.curation.audit.run import apply_staged, latest_report_month
 
     with open_memory(vault) as memory, errors():
-        month = month or latest_report_month(memory)
+        month = month or latest_report_month(memory.services)
         if month is None:
             raise UsageError("there is no audit report yet; run `wolfmem audit --now` first")
-        result = apply_staged(memory, month)
+        result = apply_staged(memory.services, month)
     _show_result(result, as_json)
 
 
@@ -104,9 +104,9 @@ def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> No
     from wolfmem.jobs.runner import JobRunner
 
     with open_memory(vault) as memory, errors():
-        result = JobRunner(memory, memory.config).run_now(name, memory.clock(), **options)
-    _show_result(result, as_json)
-    if result.get("status") in {"failed", "error"}:
+        result = JobRunner(memory.services).run_now(name, memory.services.clock(), **options)
+    _show_result(result.to_dict(), as_json)
+    if result.failed:
         raise typer.Exit(1)
 
 

@@ -125,7 +125,7 @@ def restore(
             print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
             return
         assert file is not None
-        typer.echo(restore_version(memory, file, to) if to else restore_backup(memory, file))
+        typer.echo(restore_version(memory.services, file, to) if to else restore_backup(memory.services, file))
 
 
 def history(
@@ -137,7 +137,7 @@ def history(
     from wolfmem.curation.backups import versions
 
     with open_memory(vault) as memory, errors():
-        kept = versions(memory, file)
+        kept = versions(memory.services, file)
     if as_json:
         print_json([vars(version) for version in kept])
         return
@@ -155,4 +155,4 @@ def diff(
     from wolfmem.curation.backups import diff_backup
 
     with open_memory(vault) as memory, errors():
-        typer.echo(diff_backup(memory, file), nl=False)
+        typer.echo(diff_backup(memory.services, file), nl=False)

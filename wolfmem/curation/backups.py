@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 
 from wolfmem.errors import NotFound, UsageError
-from wolfmem.memory.facade import Memory
 from wolfmem.storage.history import Version
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED
 from wolfmem.storage.writer import Cause, Edit
 
@@ -18,12 +18,12 @@ def curated_rel(name: str) -> str:
     return f"knowledge/{stem}.md" if "/" not in bare and stem in CURATED else bare
 
 
-def _backup(memory: Memory, name: str) -> tuple[str, bytes]:
+def _backup(services: VaultServices, name: str) -> tuple[str, bytes]:
     """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link out)."""
     rel = curated_rel(name)
-    memory.vault.resolve(rel)
+    services.vault.resolve(rel)
     try:
-        return rel, memory.vault.read_bytes(f"{rel}.bak")
+        return rel, services.vault.read_bytes(f"{rel}.bak")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotFound(
             f"{rel} has no backup ({rel}.bak); one is kept each time curation, an audit or a restore rewrites it"
@@ -37,11 +37,11 @@ def _text(data: bytes, what: str) -> str:
         raise UsageError(f"{what} is not UTF-8 text; compare or restore it by hand") from None
 
 
-def diff_backup(memory: Memory, name: str) -> str:
+def diff_backup(services: VaultServices, name: str) -> str:
     """A unified diff from `<file>.bak` to the current file; "" when they are identical."""
-    rel, backup = _backup(memory, name)
+    rel, backup = _backup(services, name)
     old = _text(backup, f"{rel}.bak")
-    new = _text(memory.vault.read_or_empty(rel), rel)
+    new = _text(services.vault.read_or_empty(rel), rel)
     return "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{rel}.bak", rel
@@ -49,37 +49,38 @@ def diff_backup(memory: Memory, name: str) -> str:
     )
 
 
-def restore_backup(memory: Memory, name: str) -> str:
+def restore_backup(services: VaultServices, name: str) -> str:
     """Put `<file>.bak` back in place through the writer, keeping what it replaces as the new `.bak`."""
-    rel, backup = _backup(memory, name)
+    rel, backup = _backup(services, name)
     restored = _text(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
-    written = memory.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
+    written = services.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True,
+                                   composed=False)
     if not written.changed:
         return f"{rel} already matches {rel}.bak; nothing to restore"
     return f"restored {rel} from {rel}.bak; the version it replaced is now {rel}.bak (restore again to undo)"
 
 
-def versions(memory: Memory, name: str) -> list[Version]:
+def versions(services: VaultServices, name: str) -> list[Version]:
     """The kept versions of a knowledge file, newest first (`wolfmem history FILE`)."""
     rel = curated_rel(name)
-    memory.vault.resolve(rel)
-    return memory.history.versions(rel)
+    services.vault.resolve(rel)
+    return services.history.versions(rel)
 
 
-def restore_version(memory: Memory, name: str, wanted: str) -> str:
+def restore_version(services: VaultServices, name: str, wanted: str) -> str:
     """Put a kept version back (by id, or the last one on or before a date), through the writer."""
     rel = curated_rel(name)
-    memory.vault.resolve(rel)
+    services.vault.resolve(rel)
     try:
-        version = memory.history.find(rel, wanted)
+        version = services.history.find(rel, wanted)
     except ValueError:
         raise UsageError(f"--to takes a version id from `wolfmem history {name}` or a date like 2026-11-20") from None
-    data = memory.history.data(version.id) if version is not None else None
+    data = services.history.data(version.id) if version is not None else None
     if version is None or data is None:
         raise NotFound(f"no kept version of {rel} matches {wanted!r}; `wolfmem history {name}` lists them")
     text = _text(data, f"version {version.id} of {rel}")
-    written = memory.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
+    written = services.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
     if not written.changed:
         return f"{rel} already matches version {version.id}; nothing to restore"
     return (f"restored {rel} to version {version.id} ({version.at}, {version.cause}); "

@@ -9,11 +9,43 @@ Nothing here writes; `curation.landing` validates and lands proposals.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, Protocol
 
 ProposalStatus = Literal["unchanged", "rewrite", "failed"]
 FileStatus = Literal["written", "unchanged", "rejected", "skipped-cas", "failed", "proposed", "staged", "skipped"]
+
+
+class ChangeKind(enum.StrEnum):
+    """What one declared change does; "filed" (moved to the section it names) is the offline curator's."""
+
+    MERGED = "merged"
+    REMOVED = "removed"
+    SUPERSEDED = "superseded"
+    ADDED = "added"
+    MOVED = "moved"
+    FILED = "filed"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a change list: the old lines it takes out, the line it adds (or their target), why, and whence.
+
+    Parsed once where a change list comes in (`validate.clean_changes`: the model's reply, a staged file);
+    everything after it, down to the curation log and the archive, reads these fields.
+    """
+
+    kind: ChangeKind
+    old: tuple[str, ...] = ()
+    new: str = ""  # the line added, merged into or superseding; for "moved" the file it moves to
+    reason: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form (the shape the model answers in)."""
+        return {"kind": self.kind.value, "old": list(self.old), "new": self.new, "reason": self.reason,
+                "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -48,8 +80,8 @@ class SavedFact:
 class CurationRequest:
     """Everything a curator may look at for one run."""
 
-    day: str
-    since: str | None
+    day: str  # the last day covered
+    since: str | None  # the first day covered: saves filed from it through `day` are listed
     files: dict[str, FileInput]
     episodes: tuple[Episode, ...] = ()
     saves: tuple[SavedFact, ...] = ()
@@ -63,7 +95,7 @@ class FileProposal:
 
     status: ProposalStatus
     content: str = ""
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     summary: str = ""
     error: str = ""
 
@@ -98,10 +130,10 @@ class FileOutcome:
 
     status: FileStatus
     reasons: list[str] = field(default_factory=list)
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     revision: str = ""
     archived: list[str] = field(default_factory=list)  # refs of the archive records of the facts that left
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
-        return asdict(self)
+        return {**asdict(self), "changes": [change.to_dict() for change in self.changes]}

@@ -10,6 +10,18 @@ The coverage also keeps the revision of each curated file as curation last saw o
 changed since is looked at again) and the last day a run covered (facts saved after it are pointed out).
 It lives in the vault, `.wolfmem/curation.json`, so a machine that takes over curation (see the lease)
 continues from what the previous one consumed.
+
+Curation's progress is kept in four places, each the truth for one question and none derivable from another:
+- this coverage: *what content* curation has consumed (entries, file revisions, its last day). Only it
+  decides what a run gives the curator; it travels with the vault.
+- curation's run record (`outcome.record_run`, this machine's state): the *report* of the last run for
+  `wolfmem status` (timings, usage, each file's outcome). Its `last_success_day` copies `through` so a
+  lost or unreadable coverage file restarts from that date mark (`baseline`), not from nothing.
+- the job record (`jobs.runner`, this machine's state): *which scheduled period* has run here, and the
+  failures and backoff; it counts runs, not content (a period can succeed with entries left for later).
+- the lease's `done` (`jobs.lease`, in the vault): the job records' periods *published to the other
+  machines*, so a machine that takes over neither reruns a period nor leaves a day out.
+The job runner turns the last period done (its record or the lease, the later) into the run's `since`.
 """
 
 from __future__ import annotations

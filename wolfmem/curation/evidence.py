@@ -25,12 +25,12 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from wolfmem.core import markdown
 from wolfmem.core.compare import backs, carries, fact_words, same_subject
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.curation.candidates import WordIndex
+from wolfmem.curation.contract import Change
 from wolfmem.storage.archive import Reason
 
 # The removal budget: a fifth of a file's facts per run, at least 1 and at most 10.
@@ -123,9 +123,9 @@ class _Explainer:
         subject = fact_words(new) & fact_words(old)
         return any(backs(line, new, old) for line in self._evidence.candidates(subject))
 
-    def claim(self, fact: markdown.Fact, change: dict[str, Any]) -> Departure | str:
+    def claim(self, fact: markdown.Fact, change: Change) -> Departure | str:
         """The departure a declared change explains, or why it does not hold."""
-        kind, into, why = change["kind"], change["new"], change["reason"]
+        kind, into, why = change.kind.value, change.new, change.reason
         into_text = _MARKER.sub("", into).strip()
         if kind == "removed":
             if not why:
@@ -156,14 +156,14 @@ class _Explainer:
 
 
 def account(
-    old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[dict[str, Any]], guards: Safeguards
+    old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[Change], guards: Safeguards
 ) -> Accounting:
     """Explain every fact the rewrite takes out, or say why not; see the module docstring."""
     explainer = _Explainer(new, guards)
     left = Counter(explainer.kept)
-    declared: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    declared: dict[str, list[Change]] = defaultdict(list)
     for change in changes:
-        for line in change["old"]:
+        for line in change.old:
             declared[normalise(line)].append(change)
     result = Accounting()
     refused: list[str] = []

@@ -20,7 +20,7 @@ from wolfmem.core.compare import carries
 from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.candidates import WordIndex
-from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.curation.evidence import (
     PROTECTION_DAYS,
     Departure,
@@ -29,16 +29,16 @@ from wolfmem.curation.evidence import (
 )
 from wolfmem.curation.validate import Verdict, hand_edited_lines, quote, validate
 from wolfmem.errors import FileChanged, WolfmemError
-from wolfmem.memory.facade import Memory
 from wolfmem.storage.archive import ArchivedFact, forgotten
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, template_text
 from wolfmem.storage.writer import Cause, Edit
 
 
-def hand_lines_of(memory: Memory, rel: str, text: str) -> frozenset[str]:
+def hand_lines_of(services: VaultServices, rel: str, text: str) -> frozenset[str]:
     """Lines of a curated file a person wrote since wolfmem last wrote or accepted it."""
     name = rel.rsplit("/", 1)[-1].removesuffix(".md")
-    return frozenset(hand_edited_lines(text, memory.state.snapshot_lines(rel), template_text(name)))
+    return frozenset(hand_edited_lines(text, services.state.snapshot_lines(rel), template_text(name)))
 
 
 def _title(rel: str, text: str) -> str:
@@ -54,24 +54,24 @@ class RunEvidence:
     budget: bool = True  # False when a person lands what was staged
 
 
-def forgotten_facts(memory: Memory) -> tuple[str, ...]:
+def forgotten_facts(services: VaultServices) -> tuple[str, ...]:
     """The facts a person asked to forget (and did not restore since), newest first, from the archive."""
-    records = memory.archive.records()
+    records = services.archive.records()
     gone = forgotten(records)
     newest_first = {record.key: record.fact for record in reversed(records) if record.key in gone}
     return tuple(newest_first.values())
 
 
-def run_evidence(memory: Memory, texts: Iterable[str] = (), *, budget: bool = True) -> RunEvidence:
+def run_evidence(services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True) -> RunEvidence:
     """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts."""
-    return RunEvidence(evidence_lines(texts), forgotten_facts(memory), budget)
+    return RunEvidence(evidence_lines(texts), forgotten_facts(services), budget)
 
 
-def safeguards(memory: Memory, rel: str, old_text: str, run: RunEvidence) -> Safeguards:
+def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidence) -> Safeguards:
     """The file's safeguards: the run's evidence plus its own hand edits, and the facts protected from removal."""
-    hand = hand_lines_of(memory, rel, old_text)
-    since = (memory.clock().date() - timedelta(days=PROTECTION_DAYS)).isoformat()
-    recent = {key for key, day in memory.state.first_seen(rel).items() if day >= since}
+    hand = hand_lines_of(services, rel, old_text)
+    since = (services.clock().date() - timedelta(days=PROTECTION_DAYS)).isoformat()
+    recent = {key for key, day in services.state.first_seen(rel).items() if day >= since}
     hand_facts = {fact_key(line) for line in evidence_lines(hand)}
     return Safeguards(
         evidence=run.lines + evidence_lines(hand),
@@ -83,14 +83,14 @@ def safeguards(memory: Memory, rel: str, old_text: str, run: RunEvidence) -> Saf
 
 
 def verdict_for(
-    memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence
+    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[Change], run: RunEvidence
 ) -> Verdict:
     """Validate one rewrite against the file's safeguards (no I/O beyond reading state)."""
     if rel not in CURATED_PATHS:
         return Verdict(False, old_text, [f"{rel} is not one of the five curated files; curation never touches it"])
     return validate(
-        old_text, new_text, changes, hand_lines=hand_lines_of(memory, rel, old_text), title=_title(rel, old_text),
-        guards=safeguards(memory, rel, old_text, run),
+        old_text, new_text, changes, hand_lines=hand_lines_of(services, rel, old_text), title=_title(rel, old_text),
+        guards=safeguards(services, rel, old_text, run),
     )
 
 
@@ -106,33 +106,34 @@ def outcome_of(verdict: Verdict, old_text: str) -> tuple[FileOutcome, str]:
 
 
 def check_rewrite(
-    memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence | None = None
+    services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[Change],
+    run: RunEvidence | None = None,
 ) -> tuple[FileOutcome, str]:
     """Validate without writing: ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old)."""
-    return outcome_of(verdict_for(memory, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
+    return outcome_of(verdict_for(services, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
 
 
 def apply_rewrite(
-    memory: Memory,
+    services: VaultServices,
     rel: str,
     old_text: str,
     new_text: str,
-    changes: list[dict],
+    changes: list[Change],
     *,
     base_revision: str,
     cause: Cause = Cause.CURATION,
     run: RunEvidence | None = None,
 ) -> FileOutcome:
     """Validate a rewrite, then land it through the writer only if the file is still at base_revision."""
-    verdict = verdict_for(memory, rel, old_text, new_text, changes, run or RunEvidence())
+    verdict = verdict_for(services, rel, old_text, new_text, changes, run or RunEvidence())
     checked, text = outcome_of(verdict, old_text)
     if checked.status != "proposed":
         return checked
-    return land(memory, rel, text, verdict.departures, checked, base_revision=base_revision, cause=cause)
+    return land(services, rel, text, verdict.departures, checked, base_revision=base_revision, cause=cause)
 
 
 def land(
-    memory: Memory,
+    services: VaultServices,
     rel: str,
     text: str,
     departures: list[Departure],
@@ -149,11 +150,11 @@ def land(
             raise FileChanged(rel)
         if departures and not archived:
             # Before the exchange: a fact is in the archive before it leaves its file, never after.
-            archived.extend(memory.archive.add(_records(memory, rel, departures, cause)))
+            archived.extend(services.archive.add(_records(services, rel, departures, cause)))
         return Edit(text)
 
     try:
-        written = memory.writer.edit(rel, exchange, cause=cause, backup=True)
+        written = services.writer.edit(rel, exchange, cause=cause, backup=True)
     except FileChanged:
         return FileOutcome(
             "skipped-cas", [f"{rel} changed while the curator was working; left as it is for the next run"],
@@ -164,8 +165,8 @@ def land(
     return FileOutcome("written", checked.reasons, checked.changes, written.revision, archived)
 
 
-def _records(memory: Memory, rel: str, departures: list[Departure], cause: Cause) -> list[ArchivedFact]:
-    day = memory.clock().date().isoformat()
+def _records(services: VaultServices, rel: str, departures: list[Departure], cause: Cause) -> list[ArchivedFact]:
+    day = services.clock().date().isoformat()
     # The reason is the model's text: quoted like everything untrusted before it is written anywhere.
     return [ArchivedFact(d.fact, rel, d.section, day, d.reason, quote_untrusted(d.why), d.into, cause.value)
             for d in departures]
@@ -181,11 +182,11 @@ class Rewrite:
     old_text: str
     revision: str
     new_text: str
-    changes: list[dict]
+    changes: list[Change]
 
 
 def land_all(
-    memory: Memory, rewrites: dict[str, Rewrite], run: RunEvidence, *, dry_run: bool = False,
+    services: VaultServices, rewrites: dict[str, Rewrite], run: RunEvidence, *, dry_run: bool = False,
     cause: Cause = Cause.CURATION,
 ) -> dict[str, tuple[FileOutcome, str]]:
     """Validate a run's rewrites together, then land them: receivers of moved facts first.
@@ -195,7 +196,7 @@ def land_all(
     file that moves facts out, so a receiver that failed to land keeps its senders unwritten.
     Returns each file's outcome and text (the repaired rewrite when proposed or staged).
     """
-    verdicts = {rel: verdict_for(memory, rel, r.old_text, r.new_text, r.changes, run) for rel, r in rewrites.items()}
+    verdicts = {rel: verdict_for(services, rel, r.old_text, r.new_text, r.changes, run) for rel, r in rewrites.items()}
     results = {rel: outcome_of(verdict, rewrites[rel].old_text) for rel, verdict in verdicts.items()}
     settled = False
     while not settled:  # a refused receiver can refuse its senders, and so on: a fixed point
@@ -203,7 +204,7 @@ def land_all(
         for rel, (outcome, _) in results.items():
             if outcome.status not in ("proposed", "staged"):
                 continue
-            missing = _unreceived(verdicts[rel].departures, lambda target: _planned_text(memory, target, results))
+            missing = _unreceived(verdicts[rel].departures, lambda target: _planned_text(services, target, results))
             if missing:
                 results[rel] = (FileOutcome("rejected", missing, outcome.changes), rewrites[rel].old_text)
                 settled = False
@@ -214,26 +215,26 @@ def land_all(
         outcome, text = results[rel]
         if outcome.status != "proposed":
             continue
-        missing = _unreceived(verdicts[rel].departures, lambda target: _disk_text(memory, target))
+        missing = _unreceived(verdicts[rel].departures, lambda target: _disk_text(services, target))
         if missing:
             results[rel] = (FileOutcome("rejected", missing, outcome.changes), rewrites[rel].old_text)
             continue
-        landed = land(memory, rel, text, verdicts[rel].departures, outcome,
+        landed = land(services, rel, text, verdicts[rel].departures, outcome,
                       base_revision=rewrites[rel].revision, cause=cause)
         results[rel] = (landed, text if landed.status == "written" else rewrites[rel].old_text)
     return results
 
 
-def _planned_text(memory: Memory, rel: str, results: dict[str, tuple[FileOutcome, str]]) -> str:
+def _planned_text(services: VaultServices, rel: str, results: dict[str, tuple[FileOutcome, str]]) -> str:
     outcome, text = results.get(rel, (None, None))
     if outcome is not None and outcome.status in ("proposed", "unchanged") and text is not None:
         return text
-    return _disk_text(memory, rel)
+    return _disk_text(services, rel)
 
 
-def _disk_text(memory: Memory, rel: str) -> str:
+def _disk_text(services: VaultServices, rel: str) -> str:
     try:
-        return memory.vault.read_or_empty(rel).decode("utf-8")
+        return services.vault.read_or_empty(rel).decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError):
         return ""
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date
-from typing import Any
 
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.untrusted import WITHHELD_SECRET, quote_untrusted
-from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.storage.writer import Cause, VaultWriter
 
 MAX_ITEM_CHARS = 200
@@ -30,12 +29,12 @@ def _paragraph(text: str) -> str:
     return WITHHELD_SECRET if find_secret(flat) else flat
 
 
-def _change_line(change: Mapping[str, Any]) -> str:
-    kind = change.get("kind", "")
-    old = ", ".join(f"“{_item(line)}”" for line in change.get("old", []))
-    new = f"“{_item(change.get('new', ''))}”" if change.get("new") else ""
-    reason = f" ({_item(change['reason'])})" if change.get("reason") else ""
-    source = f" [from {_item(change['source'])}]" if change.get("source") else ""
+def _change_line(change: Change) -> str:
+    kind = change.kind.value
+    old = ", ".join(f"“{_item(line)}”" for line in change.old)
+    new = f"“{_item(change.new)}”" if change.new else ""
+    reason = f" ({_item(change.reason)})" if change.reason else ""
+    source = f" [from {_item(change.source)}]" if change.source else ""
     if kind == "added":
         return f"- added {new}{source}{reason}"
     if kind == "removed":

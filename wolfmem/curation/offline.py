@@ -30,7 +30,7 @@ from wolfmem.core import markdown
 from wolfmem.core.entities import entity_heading, entity_key, mentions_entity
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.candidates import DuplicateFinder
-from wolfmem.curation.contract import CurationRequest, FileInput, FileProposal, Proposal
+from wolfmem.curation.contract import Change, ChangeKind, CurationRequest, FileInput, FileProposal, Proposal
 from wolfmem.memory.saving import UNFILED
 
 _TOP_BULLET = re.compile(r"^- \S")
@@ -61,7 +61,7 @@ class OfflineCurator:
         """Nothing to release."""
 
 
-def tidy(item: FileInput) -> tuple[str, list[dict]]:
+def tidy(item: FileInput) -> tuple[str, list[Change]]:
     """One file tidied: sections about one entity joined, duplicates merged, unfiled facts filed, empty sections dropped."""
     current, joined = _join_entity_sections(item.text, item.hand_lines)
     current, changes = _merge_duplicates(current, item.hand_lines)
@@ -71,10 +71,10 @@ def tidy(item: FileInput) -> tuple[str, list[dict]]:
     return current, changes + filed + dropped
 
 
-def _summary(changes: list[dict]) -> str:
+def _summary(changes: list[Change]) -> str:
     counts: dict[str, int] = defaultdict(int)
     for change in changes:
-        counts[change["kind"]] += 1
+        counts[change.kind.value] += 1
     words = {"merged": "duplicate(s) merged", "filed": "fact(s) filed", "removed": "empty section(s) dropped"}
     return ", ".join(f"{n} {words[kind]}" for kind, n in counts.items()) + "."
 
@@ -100,7 +100,7 @@ def _simple_bullets(text_: str) -> list[tuple[int, markdown.Fact]]:
 # --- 0. sections about one entity -------------------------------------------------------
 
 
-def _join_entity_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[dict]]:
+def _join_entity_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[Change]]:
     """Move the lines of each section headed by a bare name into the one other section about that entity.
 
     Only a heading that is nothing but the name ("## Sarah", not "## Sarah (Manager)" or
@@ -108,7 +108,7 @@ def _join_entity_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, 
     person wrote is kept, and so is any move that would reorder hand-written lines. The emptied
     heading is then dropped as an empty section.
     """
-    changes: list[dict] = []
+    changes: list[Change] = []
     skipped: set[str] = set()
     while True:
         parsed = markdown.parse(text_)
@@ -122,8 +122,7 @@ def _join_entity_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, 
                 continue
             reason = f"filed under '## {target.heading}': '## {section.heading}' names the same entity"
             changes += [
-                {"kind": "filed", "old": [line], "new": line, "reason": reason, "source": ""}
-                for line in _body_lines(text_, section)
+                Change(ChangeKind.FILED, (line,), line, reason) for line in _body_lines(text_, section)
             ]
             text_ = moved
             break  # line numbers changed: parse again
@@ -199,7 +198,7 @@ def _move_section_body(
 # --- 1. duplicates -----------------------------------------------------------------------
 
 
-def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[dict]]:
+def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[Change]]:
     """Drop later duplicates of a bullet; a hand-written line is the one kept when only one is."""
     lines = _lines(text_)
     bullets = _simple_bullets(text_)
@@ -223,15 +222,8 @@ def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list
             finder.keep(fact.text, match)
             keep_fact, fact = fact, keep_fact
         drop.add(loser)
-        changes.append(
-            {
-                "kind": "merged",
-                "old": [f"- {fact.text}", f"- {keep_fact.text}"],
-                "new": f"- {keep_fact.text}",
-                "reason": "duplicate",
-                "source": "",
-            }
-        )
+        changes.append(Change(ChangeKind.MERGED, (f"- {fact.text}", f"- {keep_fact.text}"), f"- {keep_fact.text}",
+                              "duplicate"))
     return "".join(line for i, line in enumerate(lines) if i not in drop), changes
 
 
@@ -253,7 +245,7 @@ def _loser(
 # --- 2. unfiled facts --------------------------------------------------------------------
 
 
-def _file_unfiled(text_: str) -> tuple[str, list[dict]]:
+def _file_unfiled(text_: str) -> tuple[str, list[Change]]:
     """Move each unfiled fact that names exactly one section's entity to the end of that section."""
     moves = _unfiled_moves(text_)
     for _ in range(3):  # a move that would not read back where it should is left out, and the rest tried again
@@ -262,8 +254,7 @@ def _file_unfiled(text_: str) -> tuple[str, list[dict]]:
         moved, misplaced = _apply_moves(text_, moves)
         if not misplaced:
             changes = [
-                {"kind": "filed", "old": [f"- {fact.text}"], "new": f"- {fact.text}",
-                 "reason": f"filed under '## {target.heading}'", "source": ""}
+                Change(ChangeKind.FILED, (f"- {fact.text}",), f"- {fact.text}", f"filed under '## {target.heading}'")
                 for fact, target in moves.values()
             ]
             return moved, changes
@@ -325,7 +316,7 @@ def _apply_moves(
 # --- 3. empty sections -------------------------------------------------------------------
 
 
-def _drop_empty_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[dict]]:
+def _drop_empty_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[Change]]:
     """Remove `##` sections with no line under them, unless a person wrote the heading."""
     lines = _lines(text_)
     drop: set[int] = set()
@@ -336,10 +327,7 @@ def _drop_empty_sections(text_: str, hand_lines: frozenset[str]) -> tuple[str, l
         if any(line.strip() for line in body) or heading_line.rstrip() in hand_lines:
             continue
         drop.update(range(section.line - 1, section.end))
-        changes.append(
-            {"kind": "removed", "old": [heading_line.strip()], "new": "",
-             "reason": "empty section", "source": ""}
-        )
+        changes.append(Change(ChangeKind.REMOVED, (heading_line.strip(),), reason="empty section"))
     if not drop:
         return text_, []
     kept = [line for i, line in enumerate(lines) if i not in drop]

@@ -8,7 +8,7 @@ from typing import Any
 
 from wolfmem.curation.contract import Curator, Episode, FileOutcome, Proposal, SavedFact
 from wolfmem.curation.coverage import Coverage, Entry
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 
 JOB = "curate"
 SUCCESS = ("landed", "noop", "partial")
@@ -117,7 +117,7 @@ def run_status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool)
 
 def summarise(curator: Curator, result: CurationResult, tally: Tally, since: str) -> str:
     """One paragraph for the log and `wolfmem status`."""
-    covered = f"after {since} through {result.day}"
+    covered = f"from {since} through {result.day}"
     if not tally.targets and not any(o.status == "failed" for o in result.files.values()):
         return f"No-op: nothing new {covered} (no episodes, saves or hand edits); the curator was not called."
     counts: dict[str, int] = {}
@@ -133,7 +133,7 @@ def summarise(curator: Curator, result: CurationResult, tally: Tally, since: str
 
 
 def record_run(
-    memory: Memory,
+    services: VaultServices,
     result: CurationResult,
     coverage: Coverage,
     since: str,
@@ -142,14 +142,18 @@ def record_run(
     tally: Tally,
     curator: Curator,
 ) -> None:
-    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage)."""
+    """Store the report of this run that `wolfmem status` shows (how far curation has got is the coverage).
+
+    One of curation's four progress keepers (see `curation.coverage`): the truth only for what the last
+    run did; `last_success_day` is the coverage's date mark, kept for rebuilding a lost coverage file.
+    """
     record = {
         "job": JOB,
         "status": result.status,
         "day": result.day,
         "since": since,
         "started_at": started_at.isoformat(),
-        "finished_at": memory.clock().isoformat(),
+        "finished_at": services.clock().isoformat(),
         "duration_seconds": round(time.monotonic() - started, 3),
         "curator_seconds": tally.seconds,
         "curator": curator.label,
@@ -165,6 +169,6 @@ def record_run(
         "left": result.left,
         "last_success_day": coverage.through,
     }
-    memory.state.put_run_record(JOB, record)
+    services.state.put_run_record(JOB, record)
 
 

@@ -1,6 +1,6 @@
 """A curation run: gather what changed, ask the curator, land each file through validation and CAS, record.
 
-`run(memory, curator, day)` gives the curator every episode entry filed up to
+`run(services, curator, day)` gives the curator every episode entry filed up to
 `day` that it has not consumed yet (`curation.coverage`: whatever day an entry is
 filed under), in batches within the prompt's episode budget, and the facts saved
 since the last successful run. A run with nothing new makes no curator call.
@@ -67,7 +67,7 @@ from wolfmem.curation.outcome import (
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import WolfmemError, storage_error
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import (
     CURATED_PATHS,
     content_hash,
@@ -90,34 +90,35 @@ def make_curator(config: Config) -> Curator:
 # --- gathering the inputs ----------------------------------------------------------------
 
 
-def _read(memory: Memory, rel: str) -> tuple[bytes, str]:
-    data = memory.vault.read_or_empty(rel)
+def _read(services: VaultServices, rel: str) -> tuple[bytes, str]:
+    data = services.vault.read_or_empty(rel)
     return data, data.decode("utf-8")
 
 
-def _read_logs(memory: Memory) -> tuple[list[EpisodeLog], list[str]]:
+def _read_logs(services: VaultServices) -> tuple[list[EpisodeLog], list[str]]:
     """Every readable episode log, and the paths of all of them (readable or not)."""
     logs, present = [], []
-    for rel in memory.vault.names("episodes", "*.md"):
+    for rel in services.vault.names("episodes", "*.md"):
         when = episode_date(rel)
         if when is None:
             continue
         present.append(rel)
         try:
-            logs.append(EpisodeLog.of(rel, when, memory.vault.read_bytes(rel)))
+            logs.append(EpisodeLog.of(rel, when, services.vault.read_bytes(rel)))
         except (OSError, UnicodeDecodeError, WolfmemError):
             log.warning("skipped episode %s: not readable as UTF-8", rel)
     return logs, present
 
 
 def _gather(
-    memory: Memory, day: str, since: str, seen_files: dict[str, str], episodes: tuple[Episode, ...], saves: bool
+    services: VaultServices, day: str, since: str, seen_files: dict[str, str], episodes: tuple[Episode, ...],
+    saves: bool,
 ) -> RoundInputs:
     """Read the curated files (and the saves when asked); decide which files need the curator."""
     inputs = RoundInputs({}, {}, list(episodes), [], [])
     for rel in CURATED_PATHS:
         try:
-            data, text = _read(memory, rel)
+            data, text = _read(services, rel)
         except OSError as exc:
             inputs.unreadable[rel] = f"skipped: {storage_error(exc, 'read', rel)}; curation resumes once it can be read"
             continue
@@ -131,10 +132,10 @@ def _gather(
         inputs.files[rel] = (text, content_hash(data))
     for rel, (text, revision) in inputs.files.items():
         facts = markdown.parse(text).facts
-        first_seen = memory.state.first_seen(rel)
+        first_seen = services.state.first_seen(rel)
         for fact in facts if saves else ():
             saved_on = first_seen.get(fact_key(fact.text))
-            if saved_on and since < saved_on <= day:
+            if saved_on and since <= saved_on <= day:
                 inputs.saves.append(SavedFact(rel, fact.text, saved_on))
         changed = seen_files.get(rel) != revision
         if inputs.episodes or (changed and facts):
@@ -142,40 +143,43 @@ def _gather(
     return inputs
 
 
-def _request(memory: Memory, day: str, since: str, inputs: RoundInputs) -> CurationRequest:
+def _request(services: VaultServices, day: str, since: str, inputs: RoundInputs) -> CurationRequest:
     files = {}
     for rel in inputs.targets:
         text, _ = inputs.files[rel]
-        files[rel] = FileInput(rel, text, memory.state.first_seen(rel), hand_lines_of(memory, rel, text))
+        files[rel] = FileInput(rel, text, services.state.first_seen(rel), hand_lines_of(services, rel, text))
     sections = {
         rel: [section.heading for section in markdown.parse(text).sections]
         for rel, (text, _) in inputs.files.items()
     }
     return CurationRequest(day, since, files, tuple(inputs.episodes), tuple(inputs.saves), sections,
-                           forgotten_facts(memory))
+                           forgotten_facts(services))
 
 
 # --- the run -------------------------------------------------------------------------------
 
 
 def run(
-    memory: Memory, curator: Curator, day: date, *, since: date | None = None, dry_run: bool = False
+    services: VaultServices, curator: Curator, day: date, *, since: date | None = None, dry_run: bool = False
 ) -> CurationResult:
-    """Curate the five files through `day`: every episode entry not consumed yet, and the saves since `since`."""
-    started_at = memory.clock()
+    """Curate the five files through `day`: every episode entry not consumed yet, and the saves from `since` on.
+
+    `since` is the first day covered, as in the job runner (default: the day after the coverage's last day).
+    """
+    started_at = services.clock()
     started = time.monotonic()
-    previous = memory.state.run_record(JOB) or {}
+    previous = services.state.run_record(JOB) or {}
     day_s = day.isoformat()
-    logs, present = _read_logs(memory)
-    store = CoverageFile(memory.writer)
+    logs, present = _read_logs(services)
+    store = CoverageFile(services.writer)
     coverage = store.read() or _first_coverage(previous, since, logs)
-    since_s = since.isoformat() if since else coverage.through or (day - timedelta(days=1)).isoformat()
+    since_s = (since or _day_after(coverage.through) or day).isoformat()
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
     for number, batch in enumerate(rounds):
-        inputs = _gather(memory, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
-        files, proposal, error = _round(memory, curator, day_s, since_s, inputs, dry_run, result.diffs)
+        inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
+        files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:
             break
@@ -194,24 +198,33 @@ def run(
     result.summary = summarise(curator, result, tally, since_s)
     if dry_run:
         return result
-    conflicts = memory.vault.conflict_copies()
+    conflicts = services.vault.conflict_copies()
     entry = render_entry(day_s, curator.label, result.status, result.summary, result.files, conflicts)
     try:
-        result.log_path = append_log(memory.writer, day, entry)
+        result.log_path = append_log(services.writer, day, entry)
     except (OSError, WolfmemError) as exc:
         log.warning("the curation log could not be written: %s", exc)
-    record_run(memory, result, coverage, since_s, started_at, started, tally, curator)
+    record_run(services, result, coverage, since_s, started_at, started, tally, curator)
     return result
 
 
 def _first_coverage(previous: dict[str, Any], since: date | None, logs: list[EpisodeLog]) -> Coverage:
     """No coverage file yet: start from the date mark of a vault curated before entries were tracked."""
-    mark = previous.get("last_success_day") or (since.isoformat() if since else None)
+    mark = previous.get("last_success_day") or ((since - timedelta(days=1)).isoformat() if since else None)
     return baseline(mark, logs, previous.get("episodes") or {})
 
 
+def _day_after(through: str | None) -> date | None:
+    """The first day after the last one covered (None: nothing covered yet, or a mark that is not a date)."""
+    try:
+        return date.fromisoformat(through) + timedelta(days=1) if through else None
+    except ValueError:
+        return None
+
+
 def _round(
-    memory: Memory, curator: Curator, day: str, since: str, inputs: RoundInputs, dry_run: bool, diffs: dict[str, str]
+    services: VaultServices, curator: Curator, day: str, since: str, inputs: RoundInputs, dry_run: bool,
+    diffs: dict[str, str],
 ) -> tuple[dict[str, FileOutcome], Proposal, str]:
     """One curator call over the files that need it, and what became of each file."""
     files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
@@ -223,20 +236,20 @@ def _round(
         # Lines a person added get their first-seen day now, the first time wolfmem sees them.
         for rel in inputs.targets:
             facts = markdown.parse(inputs.files[rel][0]).facts
-            memory.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day)
-    request = _request(memory, day, since, inputs)
+            services.state.note_first_seen(rel, [fact_key(fact.text) for fact in facts], day)
+    request = _request(services, day, since, inputs)
     try:
         proposal = curator.propose(request)
     except WolfmemError as exc:
         error = str(exc)
         for rel in inputs.targets:
             files[rel] = FileOutcome("failed", [error])
-    files.update(_land(memory, request, inputs, proposal, dry_run, diffs))
+    files.update(_land(services, request, inputs, proposal, dry_run, diffs))
     return files, proposal, error
 
 
 def _land(
-    memory: Memory, request: CurationRequest, inputs: RoundInputs, proposal: Proposal, dry_run: bool,
+    services: VaultServices, request: CurationRequest, inputs: RoundInputs, proposal: Proposal, dry_run: bool,
     diffs: dict[str, str],
 ) -> dict[str, FileOutcome]:
     """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
@@ -257,7 +270,7 @@ def _land(
     texts += [line for item in request.files.values() for line in item.hand_lines]
     run_evidence = RunEvidence(evidence_lines(texts), request.forgotten)
     to_stage = []
-    for rel, (outcome, new_text) in land_all(memory, rewrites, run_evidence, dry_run=dry_run).items():
+    for rel, (outcome, new_text) in land_all(services, rewrites, run_evidence, dry_run=dry_run).items():
         old_text, revision = inputs.files[rel]
         if outcome.status == "staged":
             to_stage.append(StagedRewrite(rel, request.day, revision, new_text, outcome.changes, outcome.reasons,
@@ -275,7 +288,7 @@ def _land(
         written = [rel for rel, outcome in outcomes.items() if outcome.status == "written"]
         if to_stage or written:
             try:
-                stage(memory, to_stage, settled=written)
+                stage(services, to_stage, settled=written)
             except WolfmemError as exc:
                 for item in to_stage:
                     outcomes[item.rel].reasons.append(f"could not be staged: {exc}")

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from wolfmem.curation.contract import FileOutcome
+from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.curation.landing import (
     RunEvidence,
     land,
@@ -26,8 +26,9 @@ from wolfmem.curation.landing import (
     run_evidence,
     verdict_for,
 )
+from wolfmem.curation.validate import clean_changes
 from wolfmem.errors import WolfmemError
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause
 
@@ -42,38 +43,39 @@ class StagedRewrite:
     day: str
     revision: str  # of the file the rewrite was computed from
     text: str
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     reasons: list[str] = field(default_factory=list)
     evidence: list[str] = field(default_factory=list)
 
 
-def staged(memory: Memory) -> list[StagedRewrite]:
+def staged(services: VaultServices) -> list[StagedRewrite]:
     """Every staged rewrite, one per file; a damaged record counts as empty (it only ever holds proposals)."""
-    record = memory.state.run_record(RECORD) or {}
+    record = services.state.run_record(RECORD) or {}
     try:
-        return [StagedRewrite(**item) for item in record.get("files", {}).values()]
+        return [StagedRewrite(**{**item, "changes": clean_changes(item.get("changes"))})
+                for item in record.get("files", {}).values()]
     except (TypeError, AttributeError):
         return []
 
 
-def stage(memory: Memory, items: list[StagedRewrite], settled: Iterable[str] = ()) -> None:
+def stage(services: VaultServices, items: list[StagedRewrite], settled: Iterable[str] = ()) -> None:
     """Keep these rewrites for a person (replacing older ones of the same files); forget those of `settled` files."""
     done = set(settled)
-    kept = {item.rel: item for item in staged(memory) if item.rel not in done}
+    kept = {item.rel: item for item in staged(services) if item.rel not in done}
     kept.update({item.rel: item for item in items})
-    memory.state.put_run_record(RECORD, {"files": {rel: asdict(item) for rel, item in kept.items()}})
+    services.state.put_run_record(RECORD, {"files": {rel: asdict(item) for rel, item in kept.items()}})
 
 
-def apply_staged(memory: Memory, *, dry_run: bool = False) -> dict[str, Any]:
+def apply_staged(services: VaultServices, *, dry_run: bool = False) -> dict[str, Any]:
     """Check each staged rewrite again and land it (the budget lifted); report what became of each."""
-    pending = staged(memory)
+    pending = staged(services)
     files: dict[str, FileOutcome] = {}
     diffs: dict[str, str] = {}
-    base = run_evidence(memory, budget=False)
+    base = run_evidence(services, budget=False)
     for item in pending:
-        files[item.rel] = _apply_one(memory, item, base, dry_run, diffs)
+        files[item.rel] = _apply_one(services, item, base, dry_run, diffs)
     if not dry_run:
-        stage(memory, [], settled=list(files))
+        stage(services, [], settled=list(files))
     counts: dict[str, int] = {}
     for outcome in files.values():
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
@@ -86,10 +88,10 @@ def apply_staged(memory: Memory, *, dry_run: bool = False) -> dict[str, Any]:
 
 
 def _apply_one(
-    memory: Memory, item: StagedRewrite, base: RunEvidence, dry_run: bool, diffs: dict[str, str]
+    services: VaultServices, item: StagedRewrite, base: RunEvidence, dry_run: bool, diffs: dict[str, str]
 ) -> FileOutcome:
     try:
-        data = memory.vault.read_or_empty(item.rel)
+        data = services.vault.read_or_empty(item.rel)
         current = data.decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError) as exc:
         return FileOutcome("failed", [f"cannot read {item.rel}: {exc}"])
@@ -97,12 +99,12 @@ def _apply_one(
         return FileOutcome("skipped-cas", [f"{item.rel} changed since this rewrite was staged on {item.day}; "
                                            "dropped, and the next nightly run looks at the file afresh"])
     run = RunEvidence(tuple(item.evidence), base.forgotten, budget=False)
-    verdict = verdict_for(memory, item.rel, current, item.text, item.changes, run)
+    verdict = verdict_for(services, item.rel, current, item.text, item.changes, run)
     checked, text = outcome_of(verdict, current)
     if checked.status != "proposed" or dry_run:
         if checked.status == "proposed":
             diffs[item.rel] = "".join(difflib.unified_diff(
                 current.splitlines(keepends=True), text.splitlines(keepends=True), f"a/{item.rel}", f"b/{item.rel}"))
         return checked
-    return land(memory, item.rel, text, verdict.departures, checked, base_revision=item.revision,
+    return land(services, item.rel, text, verdict.departures, checked, base_revision=item.revision,
                 cause=Cause.CURATION)

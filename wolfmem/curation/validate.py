@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +42,11 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.untrusted import looks_like_instruction, unsafe_characters
+from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import Departure, Safeguards, account, readded
 
 # "filed" (moved to the section it names) is the offline curator's; the LLM uses the first five.
-CHANGE_KINDS = ("merged", "removed", "superseded", "added", "moved", "filed")
+CHANGE_KINDS = tuple(kind.value for kind in ChangeKind)
 QUOTE_CHARS = 80
 # A nightly rewrite never legitimately grows a file this much; a looping model does.
 MAX_GROWTH_CHARS = 64_000
@@ -68,7 +69,7 @@ class Verdict:
     text: str  # the repaired rewrite when ok or staged; the old text when refused
     reasons: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     departures: list[Departure] = field(default_factory=list)  # every fact that leaves, for the archive
     over_budget: str = ""  # set when only the removal budget stands in the way: stage it for a person
 
@@ -85,9 +86,9 @@ def hand_edited_lines(old_text: str, snapshot: Iterable[str] | None, template: s
     return {line for line in content_lines(old_text) if line not in known}
 
 
-def clean_changes(raw: Any) -> list[dict[str, Any]]:
-    """Coerce a model's change list into dicts with kind/old/new/reason/source; drop what is unusable."""
-    out: list[dict[str, Any]] = []
+def clean_changes(raw: Any) -> list[Change]:
+    """Parse a change list as it comes in (a model's reply, a staged file) into Changes; drop what is unusable."""
+    out: list[Change] = []
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, Mapping) or item.get("kind") not in CHANGE_KINDS:
             continue
@@ -98,13 +99,13 @@ def clean_changes(raw: Any) -> list[dict[str, Any]]:
             old = []  # a number, object or boolean names no line
         old = [line for line in old if isinstance(line, str)]
         out.append(
-            {
-                "kind": item["kind"],
-                "old": [_strip_annotation(line) for line in old if line.strip()],
-                "new": _strip_annotation(" ".join(str(item.get("new") or "").split())),
-                "reason": " ".join(str(item.get("reason") or "").split()),
-                "source": " ".join(str(item.get("source") or "").split()),
-            }
+            Change(
+                kind=ChangeKind(item["kind"]),
+                old=tuple(_strip_annotation(line) for line in old if line.strip()),
+                new=_strip_annotation(" ".join(str(item.get("new") or "").split())),
+                reason=" ".join(str(item.get("reason") or "").split()),
+                source=" ".join(str(item.get("source") or "").split()),
+            )
         )
     return out
 
@@ -162,7 +163,7 @@ def repair(old_text: str, new_text: str, title: str) -> tuple[str, list[str]]:
 def validate(
     old_text: str,
     new_text: str,
-    changes: Any,
+    changes: Sequence[Change],
     *,
     hand_lines: Iterable[str],
     title: str,
@@ -170,7 +171,7 @@ def validate(
 ) -> Verdict:
     """Repair then check a proposed rewrite of one curated file; see the module docstring."""
     guards = guards or Safeguards()
-    changes = clean_changes(changes)
+    changes = list(changes)
     if len(new_text) > 2 * len(old_text) + MAX_GROWTH_CHARS:
         reason = f"the rewrite is {len(new_text)} characters against {len(old_text)}; a runaway reply, not curation"
         return Verdict(False, old_text, [reason], [], changes)
@@ -329,16 +330,16 @@ def _collapse_copies(old_text: str, text: str) -> tuple[str, int]:
 
 
 def _undeclared_additions(
-    old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+    old: markdown.ParsedFile, new: markdown.ParsedFile, changes: list[Change]
+) -> list[Change]:
     """New facts no change names, as "added" entries, so the log shows every addition."""
     before = {normalise(fact.text) for fact in old.facts}
-    declared = {normalise(change["new"]) for change in changes if change["new"]}
+    declared = {normalise(change.new) for change in changes if change.new}
     out = []
     for fact in new.facts:
         key = normalise(fact.text)
         if key not in before and key not in declared:
             declared.add(key)
-            out.append({"kind": "added", "old": [], "new": f"- {fact.text}",
-                        "reason": "not declared in the curator's change list", "source": ""})
+            out.append(Change(ChangeKind.ADDED, new=f"- {fact.text}",
+                              reason="not declared in the curator's change list"))
     return out

@@ -206,7 +206,11 @@ class LeaseFile:
         return self._parse(self._text()).lease
 
     def done(self, job: str, now: datetime) -> str:
-        """The latest period of `job` any machine completed, as far as this one can tell (rule 4); "" if none."""
+        """The latest period of `job` any machine completed, as far as this one can tell (rule 4); "" if none.
+
+        The job records' periods as the other machines see them; for curation one of four progress
+        keepers (see `curation.coverage`), the one that lets a takeover start after the last period done.
+        """
         claims = [self._parse(self._text()).done.get(job, "")]
         claims += [parse_lease(self._text(copy)).done.get(job, "") for copy in self._conflict_copies()]
         claims.append(self._remembered().get(job, ""))

@@ -22,19 +22,19 @@ from typing import Any
 
 import filelock
 
-from wolfmem.config import Config
 from wolfmem.errors import UsageError, WolfmemError
 from wolfmem.jobs.lease import LeaseFile
 from wolfmem.jobs.schedule import manual_period, period_for, schedules
-from wolfmem.jobs.tasks import DEFAULT_JOBS, JobFunc, JobRun
-from wolfmem.memory.facade import Memory
+from wolfmem.jobs.tasks import DEFAULT_JOBS, FAILED, JobFunc, JobResult, JobRun, JobStatus
 from wolfmem.storage.machine import machine_id
+from wolfmem.storage.services import VaultServices
 
 log = logging.getLogger(__name__)
 
 JOB_NAMES = ("curate", "audit", "digest")
-FAILED = frozenset({"failed", "error"})
 BACKOFF_CAP = timedelta(hours=6)
+# The job record (state "job:<name>", this machine's): the truth for which period ran here, and for the
+# failures and backoff. For curation it is one of four progress keepers, each needed (curation.coverage).
 RECORD_PREFIX = "job:"
 
 
@@ -46,19 +46,19 @@ class JobRunner:
     """Runs named jobs for periods, once each, under a per-job lock, the lease and failure backoff."""
 
     def __init__(
-        self, memory: Memory, config: Config, *, jobs: Mapping[str, JobFunc] | None = None
+        self, services: VaultServices, *, jobs: Mapping[str, JobFunc] | None = None
     ) -> None:
-        self.memory = memory
-        self.config = config
+        self.services = services
+        self.config = config = services.config
         self.schedules = schedules(config)
         self.jobs: dict[str, JobFunc] = {**DEFAULT_JOBS, **(jobs or {})}
-        self.lease = LeaseFile(memory.writer, machine_id(config.state_root()), config.lease_hours)
+        self.lease = LeaseFile(services.writer, machine_id(config.state_root()), config.lease_hours)
 
     # -- triggers -------------------------------------------------------------------------------------------
-    def run_due(self, now: datetime) -> list[dict[str, Any]]:
+    def run_due(self, now: datetime) -> list[JobResult]:
         """Run each overdue job once (collapsing missed periods into one run); return what was attempted."""
         # Every machine publishes what it wrote, so the one that curates can tell it from hand edits.
-        self.memory.provenance.publish()
+        self.services.provenance.publish()
         results = []
         for name in JOB_NAMES:
             result = self.run_scheduled(name, now)
@@ -66,7 +66,7 @@ class JobRunner:
                 results.append(result)
         return results
 
-    def run_scheduled(self, name: str, now: datetime) -> dict[str, Any] | None:
+    def run_scheduled(self, name: str, now: datetime) -> JobResult | None:
         """Run one job if its latest scheduled period is not done yet; None when there is nothing to do."""
         try:
             schedule = self.schedules[name]
@@ -81,7 +81,7 @@ class JobRunner:
             return self._attempt(name, now, period, day, manual=False)
         except Exception as exc:  # the scheduler's edge: log it, record it, keep the daemon alive
             log.exception("job %s could not be checked", name)
-            return {"job": name, "status": "error", "summary": f"{type(exc).__name__}: {exc}"}
+            return JobResult(name, JobStatus.ERROR, f"{type(exc).__name__}: {exc}")
 
     def run_now(
         self,
@@ -91,7 +91,7 @@ class JobRunner:
         day: date | None = None,
         dry_run: bool = False,
         apply: bool | None = None,
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         """Run a job now for `day` (default today), ignoring schedule and backoff but not locks or lease."""
         if name not in JOB_NAMES:
             raise UsageError(f"no job called {name!r}; the jobs are {', '.join(JOB_NAMES)}")
@@ -145,7 +145,7 @@ class JobRunner:
 
     def record(self, name: str) -> dict[str, Any] | None:
         """The persisted record of a job's runs on this machine."""
-        return self.memory.state.run_record(RECORD_PREFIX + name)
+        return self.services.state.run_record(RECORD_PREFIX + name)
 
     # -- the one path ----------------------------------------------------------------------------------------
     def _wants(self, name: str, period: str, now: datetime) -> bool:
@@ -170,7 +170,7 @@ class JobRunner:
                         "the clock was ahead or has been set back, so the mark is lowered to %s",
                         name, mark, period, period)
             record = {**record, "last_success": period}
-            self.memory.state.put_run_record(RECORD_PREFIX + name, record)
+            self.services.state.put_run_record(RECORD_PREFIX + name, record)
         return record
 
     def _attempt(
@@ -183,59 +183,58 @@ class JobRunner:
         manual: bool,
         dry_run: bool = False,
         apply: bool | None = None,
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         with self._job_lock(name) as held:
             if not held:
-                return {"job": name, "status": "busy", "period": period,
-                        "summary": f"{name} is already running (another process or thread); nothing done"}
+                return JobResult(name, JobStatus.BUSY,
+                                 f"{name} is already running (another process or thread); nothing done", period)
             # Re-check under the lock: another process may have finished this period while we waited.
             if not manual and not self._wants(name, period, now):
-                return {"job": name, "status": "done", "period": period,
-                        "summary": f"{name} for {period} already ran"}
+                return JobResult(name, JobStatus.DONE, f"{name} for {period} already ran", period)
             record = self.record(name) or {}
             if not dry_run:
                 check = self.lease.acquire(now)
                 if not check.ok:
                     return self._skipped(name, now, period, manual, record, check.reason)
             self._absorb_provenance()
-            run = JobRun(name, self.memory, self.config, now, period, day,
+            run = JobRun(name, self.services, now, period, day,
                          self._since(name, record, day, now), dry_run, apply)
             return self._execute(run, record, manual)
 
-    def _execute(self, run: JobRun, record: dict[str, Any], manual: bool) -> dict[str, Any]:
+    def _execute(self, run: JobRun, record: dict[str, Any], manual: bool) -> JobResult:
         name = run.name
         started = run.now.isoformat(timespec="seconds")
         log.info("running %s for %s%s", name, run.period, " (dry run)" if run.dry_run else "")
         try:
             outcome = dict(self.jobs[name](run))
-            status = str(outcome.get("status") or "ok")
+            status = JobStatus(str(outcome.get("status") or "ok"))  # an unknown status is a failing job
             reason = outcome.get("reason") or (outcome.get("summary") if status in FAILED else None)
         except Exception as exc:  # a job's failure is recorded and retried, never raised into the scheduler
             log.exception("%s for %s failed", name, run.period)
-            outcome, status, reason = {}, "failed", f"{type(exc).__name__}: {exc}"
-        finished = self.memory.clock()
+            outcome, status, reason = {}, JobStatus.FAILED, f"{type(exc).__name__}: {exc}"
+        finished = self.services.clock()
         log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,
                  (finished - run.now).total_seconds(), status, str(outcome.get("summary") or reason or status))
-        result = {
-            "job": name,
-            "period": run.period,
-            "since": run.since.isoformat() if run.since else None,
-            "day": run.day.isoformat(),
-            **{k: v for k, v in outcome.items() if k not in {"job", "period"}},
-            "status": status,
-            "summary": str(outcome.get("summary") or reason or status),
-        }
+        result = JobResult(
+            name,
+            status,
+            str(outcome.get("summary") or reason or status),
+            run.period,
+            run.since.isoformat() if run.since else None,
+            run.day.isoformat(),
+            {k: v for k, v in outcome.items() if k not in {"job", "period", "status", "summary"}},
+        )
         if run.dry_run:
             return result
         new = {
             **record,
             "job": name,
-            "status": status,
+            "status": status.value,
             "period": run.period,
             "trigger": "manual" if manual else "schedule",
             "started_at": started,
             "finished_at": _stamp(finished, run.now),
-            "summary": result["summary"],
+            "summary": result.summary,
             "reason": reason,
         }
         if status in FAILED:
@@ -250,12 +249,12 @@ class JobRunner:
                 new["last_success"] = covered
                 self.lease.renew(run.now, name, covered)
             new.update(failures=0, retry_at=None, last_success_at=new["finished_at"])
-        self.memory.state.put_run_record(RECORD_PREFIX + name, new)
+        self.services.state.put_run_record(RECORD_PREFIX + name, new)
         return result
 
     def _baseline(self, name: str, period: str, now: datetime) -> None:
         """First sighting of a report job: start its schedule after `period` instead of reporting on the past."""
-        self.memory.state.put_run_record(RECORD_PREFIX + name, {
+        self.services.state.put_run_record(RECORD_PREFIX + name, {
             "job": name, "status": "baseline", "period": period, "last_success": period,
             "trigger": "schedule", "finished_at": now.isoformat(timespec="seconds"),
             "summary": f"first seen; the schedule starts after {period}", "failures": 0,
@@ -263,20 +262,20 @@ class JobRunner:
 
     def _skipped(
         self, name: str, now: datetime, period: str, manual: bool, record: dict[str, Any], reason: str
-    ) -> dict[str, Any]:
+    ) -> JobResult:
         """Another machine holds the lease: note it (no backoff, no failure) and do nothing."""
         new = {**record, "job": name, "status": "skipped", "period": period, "reason": reason,
                "trigger": "manual" if manual else "schedule", "summary": reason,
                "finished_at": now.isoformat(timespec="seconds")}
         if record.get("status") != "skipped" or record.get("reason") != reason:
             log.info("%s for %s skipped: %s", name, period, reason)
-        self.memory.state.put_run_record(RECORD_PREFIX + name, new)
-        return {"job": name, "status": "skipped", "period": period, "summary": reason}
+        self.services.state.put_run_record(RECORD_PREFIX + name, new)
+        return JobResult(name, JobStatus.SKIPPED, reason, period)
 
     def _absorb_provenance(self) -> None:
         """Learn which lines any machine's wolfmem wrote, and their first-seen days, before a job reads them."""
         try:
-            self.memory.provenance.absorb()
+            self.services.provenance.absorb()
         except WolfmemError as exc:  # curation then treats lines it cannot place as hand-written: safe
             log.warning("could not read the vault's provenance log (%s); going on with this machine's own", exc)
 
@@ -303,7 +302,7 @@ class JobRunner:
     @contextlib.contextmanager
     def _job_lock(self, name: str) -> Iterator[bool]:
         """Hold the job's lock if free, across threads and processes; yield whether it was taken."""
-        path = self.memory.vault.state_dir / "jobs" / f"{name}.lock"
+        path = self.services.vault.state_dir / "jobs" / f"{name}.lock"
         path.parent.mkdir(parents=True, exist_ok=True)
         with _THREAD_LOCKS_GUARD:
             thread_lock = _THREAD_LOCKS.setdefault(str(path), threading.Lock())

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 from datetime import datetime, tzinfo
 from typing import Any
 
@@ -20,9 +19,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from wolfmem.config import Config
 from wolfmem.jobs.runner import JOB_NAMES, JobRunner
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 
 log = logging.getLogger(__name__)
 
@@ -34,17 +32,15 @@ class Scheduler:
 
     def __init__(
         self,
-        memory: Memory,
-        config: Config,
-        clock: Callable[[], datetime],
+        services: VaultServices,
         *,
         runner: JobRunner | None = None,
         timezone: tzinfo | None = None,
     ) -> None:
-        self.memory = memory
-        self.config = config
-        self.clock = clock
-        self.runner = runner or JobRunner(memory, config)
+        self.services = services
+        self.config = services.config
+        self.clock = services.clock
+        self.runner = runner or JobRunner(services)
         # None: APScheduler uses the machine's zone (tzlocal), so cron times follow DST.
         self.timezone = timezone
         self._scheduler: BackgroundScheduler | None = None

@@ -35,13 +35,8 @@ from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
-from wolfmem.storage.archive import Archive
-from wolfmem.storage.history import History
-from wolfmem.storage.machine import machine_id
-from wolfmem.storage.provenance import Provenance
-from wolfmem.storage.state import StateStore
+from wolfmem.storage.services import Clock, open_services
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
-from wolfmem.storage.writer import VaultWriter
 
 if TYPE_CHECKING:
     from wolfmem.semantic.hybrid import Hybrid
@@ -55,8 +50,6 @@ DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-Clock = Callable[[], datetime]
 
 
 def local_now() -> datetime:
@@ -94,26 +87,19 @@ class Memory:
         create: bool = True,
         clock: Clock = local_now,
     ) -> None:
-        self.config = (config or load_config()).with_vault(vault)
-        self.vault = Vault(self.config.vault_path(), self.config.state_root())
-        if create:
-            self.vault.init()
-        else:
-            self.vault.require()
-        self.clock = clock
-        self.state = StateStore(self.vault.state_dir / "state.db")
+        # The vault's services, which curation, the audit and jobs are handed instead of this facade.
+        self.services = open_services((config or load_config()).with_vault(vault), clock, create=create,
+                                      reindex=self._reindex)
+        # The facade's own shortcuts to them.
+        self.config, self.clock, self.vault = self.services.config, clock, self.services.vault
+        self.state, self.history, self.writer = self.services.state, self.services.history, self.services.writer
+        self.archive, self.provenance = self.services.archive, self.services.provenance
         self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
         # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
         self.hybrid = _open_hybrid(self.config, self.vault, self.index)
-        self.history = History(self.vault.state_dir / "history.sqlite")
-        self.writer = VaultWriter(self.vault, self.state, self.history, clock, reindex=self.syncer.reindex_text)
-        # What curation must know about this machine's writes is published to the vault as they happen.
-        self.provenance = Provenance(self.writer, self.state, machine_id(self.config.state_root()))
-        self.state.on_change = self.provenance.publish_soon
         self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
                             similar=self.hybrid.similar if self.hybrid is not None else None)
-        self.archive = Archive(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
@@ -134,13 +120,11 @@ class Memory:
                 self._feed = None
             if self.hybrid is not None:
                 self.hybrid.close()
-            self.provenance.publish()
             if self._changes is not None:
                 self._changes.close()
                 self._changes = None
             self.index.close()
-            self.history.close()
-            self.state.close()
+            self.services.close()
 
     def release_readers(self) -> None:
         """Let go of the index's searcher (memory), keeping the index open for writers in other threads."""
@@ -185,6 +169,10 @@ class Memory:
                 if changes is not None and pending is not None:
                     changes.failed(pending)
                 raise
+
+    def _reindex(self, rel: str, data: bytes) -> None:
+        """The writer's hook: index a file it just wrote (the syncer exists before any write can land)."""
+        self.syncer.reindex_text(rel, data)
 
     def _refresh_for_save(self) -> object:
         """What a save brings up to date first: everything changed, when watching; else the curated files."""

@@ -17,10 +17,11 @@ import filelock
 
 from wolfmem.config import Config
 from wolfmem.errors import WolfmemError
-from wolfmem.memory.facade import Memory, local_now
+from wolfmem.memory.facade import Memory
 from wolfmem.search.index import FactIndex
 from wolfmem.search.sync import SyncReport
 from wolfmem.search.watcher import Watcher
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import Vault
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,7 @@ class Daemon:
         if self._started:
             return
         memory = Memory(config=self.config, create=True)
-        vault = memory.vault
+        vault = memory.services.vault
         lock = filelock.FileLock(str(vault.state_dir / "daemon.lock"), thread_local=False)
         try:
             lock.acquire(timeout=0)
@@ -89,7 +90,7 @@ class Daemon:
             reconcile_seconds=self.config.watcher_reconcile_seconds,
         )
         self._watcher.start()
-        self._scheduler = _start_scheduler(memory, self.config)
+        self._scheduler = _start_scheduler(memory.services)
         self._embedding = _start_embedding(memory)
         self._started = True
         log.info("wolfmem daemon watching %s", vault.root)
@@ -107,7 +108,7 @@ class Daemon:
             # Only the searcher: the scheduler's jobs may be writing through the same index right now.
             self.memory.release_readers()
             _return_freed_memory()
-        self._note_index_health(self.memory.writer.last_index_error or "")
+        self._note_index_health(self.memory.services.writer.last_index_error or "")
         if self._embedding is not None and (report.indexed or report.removed):
             self._embedding.wake()
         log.debug("sync: %d file(s) indexed, %d removed, in %.0f ms",
@@ -120,9 +121,10 @@ class Daemon:
         if error == self._index_error:
             return
         self._index_error = error
-        record = {"error": error, "at": self.memory.clock().isoformat(timespec="seconds")}
+        services = self.memory.services
+        record = {"error": error, "at": services.clock().isoformat(timespec="seconds")}
         try:
-            self.memory.state.put_run_record(INDEXER_RECORD, record)
+            services.state.put_run_record(INDEXER_RECORD, record)
         except WolfmemError as exc:
             log.warning("could not record the indexer's health: %s", exc)
         if error:
@@ -143,7 +145,7 @@ class Daemon:
             self._watcher = None
         if self.memory is not None:
             self.memory.close()
-            with_pid = self.memory.vault.state_dir / "daemon.pid"
+            with_pid = self.memory.services.vault.state_dir / "daemon.pid"
             if with_pid.exists():
                 with_pid.unlink()
             self.memory = None
@@ -172,11 +174,11 @@ def _malloc_trim() -> Any:
         return None
 
 
-def _start_scheduler(memory: Memory, config: Config) -> Any:
+def _start_scheduler(services: VaultServices) -> Any:
     # Imported here: only the daemon runs the schedule, so no other command loads APScheduler.
     from wolfmem.jobs.scheduler import Scheduler
 
-    scheduler = Scheduler(memory, config, local_now)
+    scheduler = Scheduler(services)
     scheduler.start()
     return scheduler
 
@@ -186,7 +188,7 @@ def _start_embedding(memory: Memory) -> Any:
     if memory.hybrid is None:
         return None
     # Its own index handle: the daemon closes its readers after every sync, mid-pass or not.
-    background = memory.hybrid.background(FactIndex(memory.vault.index_dir, lock=memory.vault.lock))
+    background = memory.hybrid.background(FactIndex(memory.services.vault.index_dir, lock=memory.services.vault.lock))
     background.start()
     return background
 

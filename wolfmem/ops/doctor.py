@@ -29,6 +29,7 @@ from wolfmem.ops.daemon import daemon_pid
 from wolfmem.ops.service import ServiceState
 from wolfmem.search.schema import FactDoc
 from wolfmem.storage.machine import machine_id
+from wolfmem.storage.services import open_services
 from wolfmem.storage.vault import CURATED_PATHS, Vault
 
 # A path no vault file can have (sync never indexes `.wolfmem/`), so the probe cannot shadow a note.
@@ -170,12 +171,12 @@ def check_index(subject: Subject) -> Check:
                         line=1, text=f"{word} doctor probe", date="")
         terms = {term: 1.0 for term in index.analyse(word)}
         started = time.monotonic()
-        with memory.vault.lock():
+        with memory.services.vault.lock():
             index.replace_files({PROBE_PATH: [probe]}, removed=())
         try:
             found = any(hit.path == PROBE_PATH for hit in index.search(terms, limit=3))
         finally:
-            with memory.vault.lock():
+            with memory.services.vault.lock():
                 index.replace_files({}, removed=[PROBE_PATH])
         gone = not any(hit.path == PROBE_PATH for hit in index.search(terms, limit=3))
         elapsed_ms = (time.monotonic() - started) * 1000
@@ -273,9 +274,12 @@ def check_lease(subject: Subject) -> Check:
     """Which machine curates this vault, and whether its lease file is readable."""
     if not subject.vault.exists():
         return Check("lease", Status.OK, "no vault yet, so no lease")
-    with Memory(config=subject.config, create=False) as memory:
-        lease_file = LeaseFile(memory.writer, machine_id(subject.config.state_root()), subject.config.lease_hours)
+    services = open_services(subject.config, local_now, create=False)
+    try:
+        lease_file = LeaseFile(services.writer, machine_id(subject.config.state_root()), subject.config.lease_hours)
         return _lease_check(lease_file)
+    finally:
+        services.close()
 
 
 def _lease_check(lease_file: LeaseFile) -> Check:

@@ -16,18 +16,19 @@ from wolfmem.storage import faults
 
 def collect(memory: Memory) -> dict[str, Any]:
     """Vault, daemon, index health, jobs, LLM and faults, as JSON-ready data; a fault in one part spares the rest."""
+    services = memory.services
     try:
         data = memory.status()
     except WolfmemError as exc:
         data = {
-            "vault": str(memory.vault.root),
-            "state_dir": str(memory.vault.state_dir),
+            "vault": str(services.vault.root),
+            "state_dir": str(services.vault.state_dir),
             "index": {"error": str(exc), "stale_files": [], "skipped_files": {}},
-            "conflict_copies": memory.vault.conflict_copies(),
+            "conflict_copies": services.vault.conflict_copies(),
         }
-    pid = daemon_pid(memory.vault)
-    data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(memory.config))}
-    config = memory.config
+    pid = daemon_pid(services.vault)
+    data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(services.config))}
+    config = services.config
     data["llm"] = {
         "mode": "llm" if config.llm_model else "offline",
         "model": config.llm_model,
@@ -37,25 +38,25 @@ def collect(memory: Memory) -> dict[str, Any]:
         memory.hybrid.status(data["index"]["facts"]) if memory.hybrid is not None else {"mode": "lexical"}
     )
     try:
-        data["jobs"] = JobRunner(memory, config).status(memory.clock())
+        data["jobs"] = JobRunner(services).status(services.clock())
         # The last curation's machine-readable record: timings, token usage, each file's outcome.
-        data["last_curation"] = memory.state.run_record("curate")
-        indexer = memory.state.run_record(INDEXER_RECORD) or {}
+        data["last_curation"] = services.state.run_record("curate")
+        indexer = services.state.run_record(INDEXER_RECORD) or {}
     except WolfmemError as exc:
         data["jobs"], data["last_curation"], indexer = {"error": str(exc)}, None, {}
-    last_error = memory.writer.last_index_error or indexer.get("error") or ""
+    last_error = services.writer.last_index_error or indexer.get("error") or ""
     if "error" not in data["index"]:
         data["index"]["last_error"] = {"error": last_error, "at": indexer.get("at")} if last_error else None
     # Rewrites over the removal budget wait for a person: `wolfmem curate apply` lands them.
     try:
         data["staged_curation"] = [
-            {"file": item.rel, "day": item.day, "reasons": item.reasons} for item in staged(memory)
+            {"file": item.rel, "day": item.day, "reasons": item.reasons} for item in staged(services)
         ]
     except WolfmemError:
         data["staged_curation"] = []
-    data["faults"] = [fault.to_dict() for fault in faults.check(memory.vault, memory.writer)]
+    data["faults"] = [fault.to_dict() for fault in faults.check(services.vault, services.writer)]
     # Links out of the vault are never followed; listing them tells a person who made one on purpose why.
-    data["ignored_links"] = [asdict(link) for link in memory.vault.escaping_links()]
+    data["ignored_links"] = [asdict(link) for link in services.vault.escaping_links()]
     return data
 
 

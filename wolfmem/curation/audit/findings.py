@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
@@ -16,6 +16,7 @@ from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
 from wolfmem.curation.candidates import DuplicateFinder
+from wolfmem.curation.contract import Change, ChangeKind
 
 UNTOUCHED_DAYS = 90
 
@@ -49,10 +50,30 @@ class Finding:
     detail: str
     evidence: list[str] = field(default_factory=list)
     source: str = "mechanical"  # or "llm"
-    change: dict[str, Any] | None = None  # validate's change form: kind, old, new, reason, source
+    change: Change | None = None  # the line-level change it proposes, in curation's form
     hash: str = ""  # of the lines the change touches, to tell a stale staged change
     outcome: str = "reported"  # reported | staged | applied | rejected | stale | not-found | skipped-cas | failed
     reasons: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form."""
+        return {**asdict(self), "change": self.change.to_dict() if self.change else None}
+
+
+# The kinds of change an audit proposes: a removal, or lines replaced by one line.
+AUDIT_CHANGE_KINDS = (ChangeKind.REMOVED, ChangeKind.MERGED, ChangeKind.SUPERSEDED)
+
+
+def staged_change(raw: Any) -> Change | None:
+    """A change read back from a report's data block (a file in the vault, so maybe edited); None if malformed."""
+    if not isinstance(raw, dict) or raw.get("kind") not in AUDIT_CHANGE_KINDS:
+        return None
+    old, new = raw.get("old"), raw.get("new")
+    if not isinstance(old, list) or not old or not isinstance(new, str):
+        return None
+    if not all(isinstance(line, str) for line in old):
+        return None
+    return Change(ChangeKind(raw["kind"]), tuple(old), new, str(raw.get("reason") or ""), str(raw.get("source") or ""))
 
 
 def line_hash(lines: list[str]) -> str:
@@ -140,7 +161,7 @@ def audit_strip(line: str) -> str:
     return re.sub(r"\s*\[(?:first seen [^\]]*|hand-edited[^\]]*)\]\s*$", "", line.rstrip())
 
 
-def edit(file_text: str, old: list[str], new: str) -> str | None:
+def edit(file_text: str, old: Sequence[str], new: str) -> str | None:
     """Remove the old lines (or replace them with the one new line); None if any old line is missing."""
     if not old:
         return None  # a change that names no line has nothing to act on
@@ -165,16 +186,16 @@ def edit(file_text: str, old: list[str], new: str) -> str | None:
     return "".join(out)
 
 
-def change_of(item: prompting.AuditItem, old: list[str]) -> dict[str, Any] | None:
-    """The validate-form change for a finding's action, or None for report-only."""
+def change_of(item: prompting.AuditItem, old: list[str]) -> Change | None:
+    """The curation-form change for a finding's action, or None for report-only."""
     # The reason travels into the archive and the report: quoted like everything else the model wrote.
     reason = f"audit ({item.kind}): {safe_text(item.explanation)}" if item.explanation else f"audit: {item.kind}"
     if item.action == "remove":
-        return {"kind": "removed", "old": old, "new": "", "reason": reason, "source": ""}
+        return Change(ChangeKind.REMOVED, tuple(old), reason=reason)
     if item.action == "replace" and item.new:
         new = item.new if item.new.startswith("- ") else f"- {item.new}"
-        kind = "merged" if len(old) > 1 else "superseded"
-        return {"kind": kind, "old": old, "new": new, "reason": reason, "source": ", ".join(item.evidence)}
+        kind = ChangeKind.MERGED if len(old) > 1 else ChangeKind.SUPERSEDED
+        return Change(kind, tuple(old), new, reason, ", ".join(item.evidence))
     return None
 
 

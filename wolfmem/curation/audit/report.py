@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
-from wolfmem.curation.audit.findings import Finding, quote_line, safe_text
+from wolfmem.curation.audit.findings import Finding, quote_line, safe_text, staged_change
 from wolfmem.errors import UsageError, WolfmemError
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.writer import Cause
 
 _DATA_OPEN = "<!-- wolfmem-audit-data"
@@ -26,31 +26,31 @@ def report_rel(month: str) -> str:
     return f"consolidated/audit-{month}.md"
 
 
-def latest_report_month(memory: Memory) -> str | None:
+def latest_report_month(services: VaultServices) -> str | None:
     """The month of the newest audit report in the vault, if any."""
     months = sorted(
         month
-        for rel in memory.vault.names("consolidated", "audit-*.md")
+        for rel in services.vault.names("consolidated", "audit-*.md")
         if MONTH.match(month := rel.removeprefix("consolidated/audit-").removesuffix(".md"))
     )
     return months[-1] if months else None
 
 
-def check_report_path(memory: Memory, month: str) -> None:
+def check_report_path(services: VaultServices, month: str) -> None:
     """Refuse to overwrite a file at the report's path that is not an audit report (a person's own note)."""
     rel = report_rel(month)
     try:
-        existing = memory.vault.read_or_empty(rel).decode("utf-8")
+        existing = services.vault.read_or_empty(rel).decode("utf-8")
     except (OSError, UnicodeDecodeError, WolfmemError):
         existing = "?"  # unreadable: certainly not one of ours
     if existing.strip() and _DATA_BLOCK.search(existing) is None:
         raise UsageError(f"{rel} exists and is not a wolfmem audit report; rename it, then run the audit again")
 
 
-def write_report(memory: Memory, meta: dict[str, Any], findings: list[Finding]) -> str:
+def write_report(services: VaultServices, meta: dict[str, Any], findings: list[Finding]) -> str:
     rel = report_rel(meta["month"])
     body = render_report(meta, findings)
-    memory.writer.put(rel, body, cause=Cause.REPORT)
+    services.writer.put(rel, body, cause=Cause.REPORT)
     return rel
 
 
@@ -78,8 +78,8 @@ def render_report(meta: dict[str, Any], findings: list[Finding]) -> str:
             if finding.evidence:
                 lines.append("- Evidence: " + "; ".join(safe_text(e) for e in finding.evidence))
             if finding.change:
-                new = finding.change["new"]
-                lines.append(f"- Proposed: {finding.change['kind']}" + (f" → {quote_line(new)}" if new else ""))
+                new = finding.change.new
+                lines.append(f"- Proposed: {finding.change.kind.value}" + (f" → {quote_line(new)}" if new else ""))
             lines.append(f"- Outcome: {finding.outcome}"
                          + (" (" + "; ".join(safe_text(r) for r in finding.reasons) + ")" if finding.reasons else ""))
     data = json.dumps({"meta": _meta_data(meta), "findings": [_finding_data(f) for f in findings]}, indent=1,
@@ -106,19 +106,18 @@ def _finding_data(finding: Finding) -> dict[str, Any]:
 
     A staged change quotes no secret and no instruction: the audit refuses to stage one that would.
     """
-    data = asdict(finding)
+    data = finding.to_dict()
     data["detail"] = safe_text(finding.detail)
     data["evidence"] = [safe_text(item) for item in finding.evidence]
     data["reasons"] = [safe_text(reason) for reason in finding.reasons]
-    change = dict(finding.change) if finding.change else None
+    change = finding.change
     if change is not None:
-        change["reason"], change["source"] = safe_text(str(change.get("reason", ""))), safe_text(str(change.get("source", "")))
+        change = replace(change, reason=safe_text(change.reason), source=safe_text(change.source))
     if finding.outcome != "staged":
         data["lines"] = [safe_text(line) for line in finding.lines]
         if change is not None:
-            change["old"] = [safe_text(str(line)) for line in change.get("old") or []]
-            change["new"] = safe_text(str(change.get("new", "")))
-    data["change"] = change
+            change = replace(change, old=tuple(safe_text(line) for line in change.old), new=safe_text(change.new))
+    data["change"] = change.to_dict() if change is not None else None
     return data
 
 
@@ -128,8 +127,10 @@ def load_report(report: str, rel: str) -> tuple[dict[str, Any], list[Finding]]:
         raise UsageError(f"{rel} holds no audit data (was it edited by hand?); run `wolfmem audit --now` again")
     try:
         data = json.loads(match.group(1))
-        return data["meta"], [Finding(**item) for item in data["findings"]]
-    except (ValueError, KeyError, TypeError) as exc:
+        # Read back once here: a change that is not well formed (the block was edited) comes back as None.
+        return data["meta"], [Finding(**{**item, "change": staged_change(item.get("change"))})
+                              for item in data["findings"]]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{rel}: the audit data is damaged ({exc}); run `wolfmem audit --now` again") from None
 
 

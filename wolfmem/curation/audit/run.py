@@ -1,6 +1,6 @@
 """The monthly adversarial audit: find what curation got wrong, report it, and land fixes safely.
 
-`run_audit(memory, config, "2026-10", now)` audits each curated file against the month's episodes and
+`run_audit(services, "2026-10", now)` audits each curated file against the month's episodes and
 curation logs. Findings go to `consolidated/audit-2026-10.md` with their evidence and proposed change.
 A proposed change is line-level (remove lines, or replace them with one line) and lands through
 `landing.apply_rewrite` — the same evidence-checking validation (the month's episodes, saves and hand
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from dataclasses import asdict, replace
+from dataclasses import replace
 from datetime import date, datetime
 from typing import Any
 
@@ -50,7 +50,7 @@ from wolfmem.curation.audit.report import (
     summarise,
     write_report,
 )
-from wolfmem.curation.contract import FileInput
+from wolfmem.curation.contract import Change, FileInput
 from wolfmem.curation.landing import (
     RunEvidence,
     apply_rewrite,
@@ -59,7 +59,7 @@ from wolfmem.curation.landing import (
     run_evidence,
 )
 from wolfmem.errors import LLMError, UsageError, WolfmemError
-from wolfmem.memory.facade import Memory
+from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
 from wolfmem.storage.writer import Cause
 
@@ -77,8 +77,7 @@ def make_auditor(config: Config) -> Auditor | None:
 
 
 def run_audit(
-    memory: Memory,
-    config: Config,
+    services: VaultServices,
     month: str,
     now: datetime,
     *,
@@ -88,25 +87,26 @@ def run_audit(
     """Audit the five curated files for `month` (YYYY-MM), write the report, apply or stage the changes."""
     if not MONTH.match(month or ""):
         raise UsageError(f"month must look like 2026-10, not {month!r}")
+    config = services.config
     apply = config.audit_apply if apply is None else apply
-    check_report_path(memory, month)
+    check_report_path(services, month)
     today = now.date()
-    files = _read_files(memory)
+    files = _read_files(services)
     findings: list[Finding] = []
     for rel, (body, _) in files.items():
-        findings += mechanical_findings(rel, body, memory.state.first_seen(rel), today)
+        findings += mechanical_findings(rel, body, services.state.first_seen(rel), today)
     errors: dict[str, str] = {}
     usage: dict[str, int] = {}
     summaries: list[str] = []
     auditor = auditor or make_auditor(config)
     label = auditor.label if auditor else "offline (mechanical checks only; no LLM configured)"
     if auditor is not None:
-        evidence = _evidence(memory, month, today)
+        evidence = _evidence(services, month, today)
         try:
             for rel, (body, _) in files.items():
                 if not markdown.parse(body).facts:
                     continue
-                item = FileInput(rel, body, memory.state.first_seen(rel), hand_lines_of(memory, rel, body))
+                item = FileInput(rel, body, services.state.first_seen(rel), hand_lines_of(services, rel, body))
                 try:
                     answer = auditor.audit(item, evidence)
                 except LLMError as exc:
@@ -116,13 +116,13 @@ def run_audit(
                     usage[key] = usage.get(key, 0) + value
                 if answer.summary:
                     summaries.append(f"{rel}: {safe_text(answer.summary)}")
-                items = [replace(item, evidence=confine_refs(item.evidence, lambda ref: _in_vault(memory, ref)))
+                items = [replace(item, evidence=confine_refs(item.evidence, lambda ref: _in_vault(services, ref)))
                          for item in answer.items]
                 findings += matched(rel, body, items)
         finally:
             auditor.close()
-        run = _month_evidence(memory, evidence, files, month)
-        _land_all(memory, files, [f for f in findings if f.change is not None], apply, run)
+        run = _month_evidence(services, evidence, files, month)
+        _land_all(services, files, [f for f in findings if f.change is not None], apply, run)
     audited = sum(1 for body, _ in files.values() if markdown.parse(body).facts) if auditor else 0
     status = "ok" if not errors else "failed" if len(errors) >= audited else "partial"
     counts = count_outcomes(findings)
@@ -130,52 +130,53 @@ def run_audit(
     meta = {"month": month, "run_at": now.isoformat(timespec="seconds"), "auditor": label,
             "mode": "apply" if apply else "stage", "summary": summary, "model_summaries": summaries,
             "errors": errors, "llm": auditor is not None}
-    report = write_report(memory, meta, findings)
+    report = write_report(services, meta, findings)
     return {"status": status, "summary": summary, "month": month, "report": report, "usage": usage,
-            "counts": counts, "errors": errors, "findings": [asdict(f) for f in findings]}
+            "counts": counts, "errors": errors, "findings": [f.to_dict() for f in findings]}
 
 
-def _read_files(memory: Memory) -> dict[str, tuple[str, str]]:
+def _read_files(services: VaultServices) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
         try:
-            data = memory.vault.read_or_empty(rel)
+            data = services.vault.read_or_empty(rel)
             files[rel] = (data.decode("utf-8"), content_hash(data))
         except (OSError, UnicodeDecodeError, WolfmemError) as exc:
             log.warning("audit skipped %s: %s", rel, exc)
     return files
 
 
-def _in_vault(memory: Memory, ref: str) -> bool:
+def _in_vault(services: VaultServices, ref: str) -> bool:
     """Whether a ref names a file inside the vault (a symlink out of it, `..` or an absolute path do not)."""
     rel = ref.removeprefix("file:").split("#", 1)[0]
     try:
-        return memory.vault.resolve(rel).is_file()
+        return services.vault.resolve(rel).is_file()
     except (OSError, WolfmemError):
         return False
 
 
 def _month_evidence(
-    memory: Memory, evidence: prompting.Evidence, files: dict[str, tuple[str, str]], month: str, *, budget: bool = True
+    services: VaultServices, evidence: prompting.Evidence, files: dict[str, tuple[str, str]], month: str, *,
+    budget: bool = True,
 ) -> RunEvidence:
     """What backs a supersession in an audit: the month's episodes, the facts first seen in it, and hand edits."""
     texts = [text for _, text in evidence.episodes]
     for rel, (body, _) in files.items():
-        first_seen = memory.state.first_seen(rel)
+        first_seen = services.state.first_seen(rel)
         texts += [fact.text for fact in markdown.parse(body).facts
                   if first_seen.get(fact_key(fact.text), "").startswith(month)]
-        texts += list(hand_lines_of(memory, rel, body))
-    return run_evidence(memory, texts, budget=budget)
+        texts += list(hand_lines_of(services, rel, body))
+    return run_evidence(services, texts, budget=budget)
 
 
-def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
+def _evidence(services: VaultServices, month: str, today: date) -> prompting.Evidence:
     episodes = []
-    for rel, data in memory.vault.notes("episodes", f"{month}-*.md"):
+    for rel, data in services.vault.notes("episodes", f"{month}-*.md"):
         day = episode_date(rel)
         if day and day.startswith(month):
             episodes.append((rel, data.decode("utf-8", errors="replace")))
     logs = []
-    for rel, data in memory.vault.notes("consolidated", "*-W*.md"):
+    for rel, data in services.vault.notes("consolidated", "*-W*.md"):
         if rel.startswith(("consolidated/digest-", "consolidated/audit-")):
             continue
         section = prompting.curation_sections(data.decode("utf-8", errors="replace"), month)
@@ -185,7 +186,7 @@ def _evidence(memory: Memory, month: str, today: date) -> prompting.Evidence:
 
 
 def _land_all(
-    memory: Memory, files: dict[str, tuple[str, str]], changed: list[Finding], apply: bool, run: RunEvidence
+    services: VaultServices, files: dict[str, tuple[str, str]], changed: list[Finding], apply: bool, run: RunEvidence
 ) -> None:
     """Check each change alone, then land (or stage) the good ones file by file."""
     by_file: dict[str, list[Finding]] = defaultdict(list)
@@ -193,18 +194,18 @@ def _land_all(
         by_file[finding.file].append(finding)
     for rel, group in by_file.items():
         body, revision = files[rel]
-        good = [f for f in group if _check_alone(memory, rel, body, f, run) and _quotable(f)]
+        good = [f for f in group if _check_alone(services, rel, body, f, run) and _quotable(f)]
         if not apply:
             for finding in good:
                 finding.outcome = "staged"
             continue
-        _land_file(memory, rel, body, revision, good, run)
+        _land_file(services, rel, body, revision, good, run)
 
 
 def _quotable(finding: Finding) -> bool:
     """A change kept in the report verbatim (to apply later) may quote no secret and no instruction."""
     assert finding.change is not None
-    verbatim = [*finding.change["old"], finding.change["new"]]
+    verbatim = [*finding.change.old, finding.change.new]
     if any(text and quote_untrusted(text, len(text) + 1) != " ".join(text.split()) for text in verbatim):
         finding.outcome = "rejected"
         finding.reasons = ["it quotes a line that looks like a secret or an instruction; change that line by hand"]
@@ -212,15 +213,15 @@ def _quotable(finding: Finding) -> bool:
     return True
 
 
-def _check_alone(memory: Memory, rel: str, body: str, finding: Finding, run: RunEvidence) -> bool:
+def _check_alone(services: VaultServices, rel: str, body: str, finding: Finding, run: RunEvidence) -> bool:
     """Validate one change on its own, so one bad change does not sink the others."""
 
     assert finding.change is not None
-    candidate = edit(body, finding.change["old"], finding.change["new"])
+    candidate = edit(body, finding.change.old, finding.change.new)
     if candidate is None:
         finding.outcome, finding.reasons = "stale", ["its lines are no longer in the file"]
         return False
-    outcome, _ = check_rewrite(memory, rel, body, candidate, [finding.change], run)
+    outcome, _ = check_rewrite(services, rel, body, candidate, [finding.change], run)
     if outcome.status == "rejected":
         finding.outcome, finding.reasons = "rejected", outcome.reasons
         return False
@@ -230,21 +231,24 @@ def _check_alone(memory: Memory, rel: str, body: str, finding: Finding, run: Run
     return True  # "proposed", or "staged" (over the removal budget): the file's combined rewrite decides
 
 
-def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Finding], run: RunEvidence) -> None:
+def _land_file(
+    services: VaultServices, rel: str, body: str, revision: str, good: list[Finding], run: RunEvidence
+) -> None:
     """Combine a file's checked changes into one rewrite and land it through curation's path.
 
     Changes join the rewrite in the model's order while it stays within the removal budget; the
     rest are staged for `wolfmem audit apply`, which lands them after a person has looked.
     """
 
-    new_text, changes, landing = body, [], []
+    new_text, landing = body, []
+    changes: list[Change] = []
     for finding in good:
         assert finding.change is not None
-        candidate = edit(new_text, finding.change["old"], finding.change["new"])
+        candidate = edit(new_text, finding.change.old, finding.change.new)
         if candidate is None:
             finding.outcome, finding.reasons = "rejected", ["overlaps another change to the same lines"]
             continue
-        together, _ = check_rewrite(memory, rel, body, candidate, [*changes, finding.change], run)
+        together, _ = check_rewrite(services, rel, body, candidate, [*changes, finding.change], run)
         if together.status in ("staged", "rejected"):
             finding.outcome, finding.reasons = together.status, together.reasons
             if together.status == "staged":
@@ -255,7 +259,7 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
         landing.append(finding)
     if not landing:
         return
-    outcome = apply_rewrite(memory, rel, body, new_text, changes, base_revision=revision, cause=Cause.AUDIT, run=run)
+    outcome = apply_rewrite(services, rel, body, new_text, changes, base_revision=revision, cause=Cause.AUDIT, run=run)
     for finding in landing:
         if outcome.status == "written":
             finding.outcome = "applied"
@@ -263,35 +267,35 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
             finding.outcome, finding.reasons = outcome.status, outcome.reasons
 
 
-def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
+def apply_staged(services: VaultServices, month: str) -> dict[str, Any]:
     """Apply the changes a staged audit report proposes; a change whose lines changed since is marked stale."""
     rel = report_rel(month)
     try:
-        report = memory.vault.read_bytes(rel).decode("utf-8")
+        report = services.vault.read_bytes(rel).decode("utf-8")
     except FileNotFoundError:
-        others = [name.rsplit("/", 1)[-1] for name in memory.vault.names("consolidated", "audit-*.md")]
+        others = [name.rsplit("/", 1)[-1] for name in services.vault.names("consolidated", "audit-*.md")]
         hint = f"; audit reports here: {', '.join(others)}" if others else "; run `wolfmem audit --now` first"
         raise UsageError(f"there is no audit report for {month} ({rel}){hint}") from None
     meta, findings = load_report(report, rel)
-    staged = [f for f in findings if f.outcome == "staged" and f.change is not None]
+    # A staged finding always carries its change; one without (load_report found it malformed) was tampered with.
+    staged = [f for f in findings if f.outcome == "staged"]
 
     def inside(ref: str) -> bool:
-        return _in_vault(memory, ref)
+        return _in_vault(services, ref)
 
     for finding in staged:
-        if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
+        if finding.file not in CURATED_PATHS or finding.change is None:
             # The report is a file in the vault: someone may have edited its data block.
             finding.outcome, finding.reasons = "rejected", ["the staged change is malformed; not applied"]
-            finding.change = finding.change if _well_formed(finding.change) else None
         else:
             finding.evidence = confine_refs(finding.evidence, inside)
-            finding.change["source"] = ", ".join(confine_refs(str(finding.change.get("source") or "").split(", "),
-                                                              inside))
+            finding.change = replace(finding.change,
+                                     source=", ".join(confine_refs(finding.change.source.split(", "), inside)))
             _quotable(finding)
     staged_ok = [f for f in staged if f.outcome == "staged"]
-    files = _read_files(memory)
+    files = _read_files(services)
     # Checked again as it lands, against this month's evidence; the person lifts only the budget.
-    run = _month_evidence(memory, _evidence(memory, month, memory.clock().date()), files, month, budget=False)
+    run = _month_evidence(services, _evidence(services, month, services.clock().date()), files, month, budget=False)
     by_file: dict[str, list[Finding]] = defaultdict(list)
     for finding in staged_ok:
         by_file[finding.file].append(finding)
@@ -299,28 +303,18 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
         body, revision = files.get(file_rel, ("", ""))
         fresh = []
         for finding in group:
-            current = [locate_exact(body, line) for line in finding.change["old"]]  # type: ignore[index]
+            assert finding.change is not None
+            current = [locate_exact(body, line) for line in finding.change.old]
             if None in current or line_hash([c for c in current if c]) != finding.hash:
                 finding.outcome, finding.reasons = "stale", ["its lines changed since the audit; not applied"]
-            elif _check_alone(memory, file_rel, body, finding, run):
+            elif _check_alone(services, file_rel, body, finding, run):
                 fresh.append(finding)
-        _land_file(memory, file_rel, body, revision, fresh, run)
+        _land_file(services, file_rel, body, revision, fresh, run)
     counts = count_outcomes(staged)
     summary = (f"{counts.get('applied', 0)} applied, {counts.get('stale', 0)} stale, "
                f"{counts.get('rejected', 0)} rejected of {len(staged)} staged change(s)")
     meta["applied_summary"] = summary
-    write_report(memory, meta, findings)
+    write_report(services, meta, findings)
     status = "noop" if not staged else "ok" if counts.get("applied", 0) == len(staged) else "partial"
     return {"status": status, "summary": summary, "month": month, "report": rel, "counts": counts,
-            "changes": [asdict(f) for f in staged]}
-
-
-def _well_formed(change: Any) -> bool:
-    return (
-        isinstance(change, dict)
-        and change.get("kind") in ("removed", "merged", "superseded")
-        and isinstance(change.get("old"), list)
-        and bool(change["old"])
-        and all(isinstance(line, str) for line in change["old"])
-        and isinstance(change.get("new"), str)
-    )
+            "changes": [f.to_dict() for f in staged]}

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import socket
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from wolfmem import Config, Memory
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 
-NOW = datetime(2026, 11, 5, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
 
 
 def write_lease(vault: Path, machine: str, last_run: datetime, done: dict | None = None) -> None:

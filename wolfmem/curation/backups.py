@@ -1,4 +1,5 @@
-"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept versions."""
+"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept
+versions."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def curated_rel(name: str) -> str:
 
 
 def _backup(memory: Memory, name: str) -> tuple[str, bytes]:
-    """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link out)."""
+    """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link
+    out)."""
     rel = curated_rel(name)
     memory.vault.resolve(rel)
     try:

@@ -108,7 +108,10 @@ def outcome_of(verdict: Verdict, old_text: str) -> tuple[FileOutcome, str]:
 def check_rewrite(
     memory: Memory, rel: str, old_text: str, new_text: str, changes: list[dict], run: RunEvidence | None = None
 ) -> tuple[FileOutcome, str]:
-    """Validate without writing: ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old)."""
+    """Validate without writing.
+
+    ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old).
+    """
     return outcome_of(verdict_for(memory, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
 
 

@@ -30,7 +30,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from wolfmem.errors import WolfmemError
@@ -71,7 +71,7 @@ class Lease:
         return {
             "version": 1,
             "machine": self.machine,
-            "last_run": self.last_run.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            "last_run": self.last_run.astimezone(UTC).isoformat(timespec="seconds"),
             "done": dict(sorted(self.done.items())),
         }
 
@@ -334,11 +334,11 @@ def _plausible(period: str, now: datetime) -> bool:
 
 def _aware(moment: datetime) -> datetime:
     """Naive datetimes are taken as UTC so that two machines' times always compare."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _show(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _span(delta: timedelta) -> str:

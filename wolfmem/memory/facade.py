@@ -272,7 +272,7 @@ class Memory:
             self.sync()
             checkpoint("reading the headings")
             headings = []
-            for name, rel in zip(CURATED, CURATED_PATHS):
+            for name, rel in zip(CURATED, CURATED_PATHS, strict=True):
                 headings.append((f"{name}.md", self._headings(rel)))
             counts = {source: self.index.doc_frequency("source", source) for source in SOURCES[:2]}
             return memory_map.render(headings, counts)
@@ -300,7 +300,10 @@ class Memory:
             return receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
-        """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
+        """Replace the fact at a line ref (from a search, get or receipt) with a corrected one.
+
+        The old line is archived.
+        """
         with self._lock:
             return self._corrections.update(ref, fact, expected)
 

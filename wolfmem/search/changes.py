@@ -16,6 +16,7 @@ What inotify cannot see, and what is done about it:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -125,10 +126,8 @@ class InotifyChanges:
         identity = _identity(root)
         if identity != self._root_id:
             for wd in list(self._dirs):
-                try:
+                with contextlib.suppress(OSError):  # already gone with its folder
                     self._inotify.rm_watch(wd)
-                except OSError:
-                    pass  # already gone with its folder
             self._dirs.clear()
             self._root_id = identity
         if identity is None:

@@ -358,7 +358,8 @@ class FactIndex:
     def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
         """The first facts passing the filters in date, file and line order."""
         # Lines live in the catalog, not in Whoosh, so the order within a file is made after the search.
-        hits = self._current_searcher().search(filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
+        query = filter_query(filters) or wq.Every()
+        hits = self._current_searcher().search(query, sortedby=["date", "path"], limit=None)
         placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
 

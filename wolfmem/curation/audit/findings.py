@@ -28,7 +28,8 @@ _UPCOMING = re.compile(
 )
 
 _MONTH_NAMES = {m.lower(): n for n, m in enumerate(
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"], 1)}
+    ["January", "February", "March", "April", "May", "June",
+     "July", "August", "September", "October", "November", "December"], 1)}
 
 _MONTH_RE = "|".join(sorted({*(_MONTH_NAMES), *(m[:3] for m in _MONTH_NAMES)}, key=len, reverse=True))
 

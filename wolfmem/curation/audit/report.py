@@ -112,7 +112,8 @@ def _finding_data(finding: Finding) -> dict[str, Any]:
     data["reasons"] = [safe_text(reason) for reason in finding.reasons]
     change = dict(finding.change) if finding.change else None
     if change is not None:
-        change["reason"], change["source"] = safe_text(str(change.get("reason", ""))), safe_text(str(change.get("source", "")))
+        change["reason"] = safe_text(str(change.get("reason", "")))
+        change["source"] = safe_text(str(change.get("source", "")))
     if finding.outcome != "staged":
         data["lines"] = [safe_text(line) for line in finding.lines]
         if change is not None:

@@ -90,8 +90,8 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
     if section is None:
         while lines and not lines[-1].strip():
             lines.pop()  # exactly one blank line before the new heading
-        new_lines = ["", f"## {heading}", f"- {bullet}"]
-        attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
+        last = len(lines)
+        attempts = [(_splice(lines, last, ["", f"## {heading}", f"- {bullet}"], newline, ends_nl), last + 3)]
     else:
         last = next(
             (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),

@@ -9,7 +9,7 @@ from wolfmem.errors import NotFound, UsageError
 from wolfmem.memory.facade import Memory
 from wolfmem.storage.history import Version
 from wolfmem.storage.vault import CURATED
-from wolfmem.storage.writer import Cause, Edit
+from wolfmem.storage.writer import Cause, Edit, Written
 
 
 def curated_rel(name: str) -> str:
@@ -56,7 +56,8 @@ def restore_backup(memory: Memory, name: str) -> str:
     rel, backup = _backup(memory, name)
     restored = _text(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
-    written = memory.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
+    written: Written[None] = memory.writer.edit(
+        rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
     if not written.changed:
         return f"{rel} already matches {rel}.bak; nothing to restore"
     return f"restored {rel} from {rel}.bak; the version it replaced is now {rel}.bak (restore again to undo)"
@@ -81,7 +82,8 @@ def restore_version(memory: Memory, name: str, wanted: str) -> str:
     if version is None or data is None:
         raise NotFound(f"no kept version of {rel} matches {wanted!r}; `wolfmem history {name}` lists them")
     text = _text(data, f"version {version.id} of {rel}")
-    written = memory.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
+    written: Written[None] = memory.writer.edit(
+        rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
     if not written.changed:
         return f"{rel} already matches version {version.id}; nothing to restore"
     return (f"restored {rel} to version {version.id} ({version.at}, {version.cause}); "

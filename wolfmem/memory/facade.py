@@ -373,7 +373,7 @@ def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def _day(value: str | None, name: str) -> str | None:
+def _day(value: str | date | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, (date, datetime)):

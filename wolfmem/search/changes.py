@@ -26,7 +26,7 @@ from wolfmem.storage.vault import INDEXED_DIRS, Vault, is_indexable
 try:  # Linux only; elsewhere the import fails and the stat scan is used
     import inotify_simple
 except (ImportError, OSError, AttributeError):  # pragma: no cover - exercised only off Linux
-    inotify_simple = None  # type: ignore[assignment]
+    inotify_simple = None
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from wolfmem.core.markdown import content_lines
 from wolfmem.errors import WolfmemError
@@ -109,7 +109,7 @@ def _after_last_line(text: str) -> Callable[[str], str]:
     return lambda current: text if current.endswith("\n") or not current else "\n" + text
 
 
-def _knowledge_path(path: Any) -> bool:
+def _knowledge_path(path: Any) -> TypeGuard[str]:
     return (
         isinstance(path, str) and path.startswith("knowledge/") and path.endswith(".md")
         and ".." not in path.split("/") and "\\" not in path and len(path) < 300

@@ -237,7 +237,9 @@ def _land_file(memory: Memory, rel: str, body: str, revision: str, good: list[Fi
     rest are staged for `wolfmem audit apply`, which lands them after a person has looked.
     """
 
-    new_text, changes, landing = body, [], []
+    new_text = body
+    changes: list[dict[str, Any]] = []
+    landing: list[Finding] = []
     for finding in good:
         assert finding.change is not None
         candidate = edit(new_text, finding.change["old"], finding.change["new"])
@@ -279,14 +281,15 @@ def apply_staged(memory: Memory, month: str) -> dict[str, Any]:
         return _in_vault(memory, ref)
 
     for finding in staged:
-        if finding.file not in CURATED_PATHS or not _well_formed(finding.change):
+        change = finding.change
+        assert change is not None  # staged holds only findings with a change
+        if finding.file not in CURATED_PATHS or not _well_formed(change):
             # The report is a file in the vault: someone may have edited its data block.
             finding.outcome, finding.reasons = "rejected", ["the staged change is malformed; not applied"]
-            finding.change = finding.change if _well_formed(finding.change) else None
+            finding.change = change if _well_formed(change) else None
         else:
             finding.evidence = confine_refs(finding.evidence, inside)
-            finding.change["source"] = ", ".join(confine_refs(str(finding.change.get("source") or "").split(", "),
-                                                              inside))
+            change["source"] = ", ".join(confine_refs(str(change.get("source") or "").split(", "), inside))
             _quotable(finding)
     staged_ok = [f for f in staged if f.outcome == "staged"]
     files = _read_files(memory)

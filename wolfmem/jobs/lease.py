@@ -101,8 +101,10 @@ def parse_lease(text: str) -> Parsed:
         return Parsed(None, {})
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return Parsed(None, {}, (f"not JSON ({exc.msg} at line {exc.lineno})",))
+    except (ValueError, RecursionError):  # a number over 4,300 digits, or nesting deeper than the stack
+        return Parsed(None, {}, ("JSON too large or too deeply nested to read",))
     if not isinstance(data, dict):
         return Parsed(None, {}, ("not a JSON object",))
     problems: list[str] = []

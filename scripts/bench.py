@@ -72,7 +72,7 @@ def _queries() -> list[str]:
     """Questions whose words are drawn by the same frequencies, leaving out stop words (a question
     of only "if and it" asks nothing); common content words stay as common as in the notes."""
     rng = random.Random(5)
-    content = [(word, weight) for word, weight in zip(WORDS, WEIGHTS) if word not in STOP_WORDS]
+    content = [(word, weight) for word, weight in zip(WORDS, WEIGHTS, strict=True) if word not in STOP_WORDS]
     words, weights = [word for word, _ in content], [weight for _, weight in content]
 
     def pick(k: int) -> str:
@@ -201,35 +201,34 @@ def proc_rss_mb(pid: int) -> float:
 
 def bench_daemon(root: Path, env: dict[str, str], idle_seconds: float) -> tuple[str, str, str]:
     """Run `wolfmem daemon` on the vault: (idle CPU %, RSS MB, note)."""
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-m", "wolfmem", "daemon", "--vault", str(root)],
-                            env=env, cwd=REPO, stdout=log, stderr=log)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                log.seek(0)
-                tail = log.read().decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
-                return "n/a", "n/a", f"daemon exited with {proc.returncode}: {tail[0][:160]}"
-            log.seek(0)
-            if b"daemon watching" in log.read():
-                break
-            time.sleep(0.2)
-        else:
-            return "n/a", "n/a", "daemon did not report ready within 120 s"
-        time.sleep(2)  # let the start-up sync and scheduler settle
-        cpu0, t0 = proc_cpu_seconds(proc.pid), time.monotonic()
-        time.sleep(idle_seconds)
-        cpu = (proc_cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0) * 100
-        return f"{cpu:.2f} %", f"{proc_rss_mb(proc.pid):.0f}", f"idle window {idle_seconds:.0f} s"
-    finally:
-        proc.terminate()
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen([sys.executable, "-m", "wolfmem", "daemon", "--vault", str(root)],
+                                env=env, cwd=REPO, stdout=log, stderr=log)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                if proc.poll() is not None:
+                    log.seek(0)
+                    tail = log.read().decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+                    return "n/a", "n/a", f"daemon exited with {proc.returncode}: {tail[0][:160]}"
+                log.seek(0)
+                if b"daemon watching" in log.read():
+                    break
+                time.sleep(0.2)
+            else:
+                return "n/a", "n/a", "daemon did not report ready within 120 s"
+            time.sleep(2)  # let the start-up sync and scheduler settle
+            cpu0, t0 = proc_cpu_seconds(proc.pid), time.monotonic()
+            time.sleep(idle_seconds)
+            cpu = (proc_cpu_seconds(proc.pid) - cpu0) / (time.monotonic() - t0) * 100
+            return f"{cpu:.2f} %", f"{proc_rss_mb(proc.pid):.0f}", f"idle window {idle_seconds:.0f} s"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def bench_dedup() -> tuple[float, float, int]:
@@ -254,7 +253,9 @@ class RandomVectors:
         return matrix / self.np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
-def bench_hybrid(root: Path, config: Config, env: dict[str, str], args: argparse.Namespace, row: dict[str, str]) -> None:
+def bench_hybrid(
+    root: Path, config: Config, env: dict[str, str], args: argparse.Namespace, row: dict[str, str]
+) -> None:
     """Hybrid search on the same vault: the store filled with 384-d vectors, queries embedded by the fake server."""
     from fakeembed import FakeEmbed
 
@@ -285,7 +286,7 @@ def bench_hybrid(root: Path, config: Config, env: dict[str, str], args: argparse
             row["dense"] = f"{pct(dense, 50):.1f} / {pct(dense, 95):.1f}"
         print(f"[{row['facts']}] hybrid {row['hybrid']} ms, dense scan {row['dense']} ms", file=sys.stderr)
         hybrid_env = dict(env, WOLFMEM_EMBEDDINGS_BASE_URL=server.base_url, WOLFMEM_EMBEDDINGS_MODEL="bench")
-        cpu, rss, note = bench_daemon(root, hybrid_env, args.idle)
+        _cpu, rss, note = bench_daemon(root, hybrid_env, args.idle)
         row["rss_hybrid"] = rss
         print(f"[{row['facts']}] daemon with embeddings: rss {rss} MB ({note})", file=sys.stderr)
 

@@ -31,11 +31,11 @@ from wolfmem.storage.vault import CURATED
 
 EDITED = "people"
 
-_WRITER = """
+_WRITER = f"""
 import json, sys, time
 from wolfmem import Memory
 vault, worker, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-kinds = {kinds!r}
+kinds = {CURATED!r}
 out = []
 with Memory(vault) as memory:
     memory.search("warm up")
@@ -51,7 +51,7 @@ with Memory(vault) as memory:
             status = f"error: {{type(exc).__name__}}: {{exc}}"
         out.append([fact, kind, status, (time.perf_counter() - start) * 1000])
 print(json.dumps(out), flush=True)
-""".format(kinds=CURATED)
+"""
 
 _EDITOR = """
 import ctypes, os, re, sys, time

@@ -73,7 +73,8 @@ def main() -> None:
         checked = time.perf_counter() - started
         assert verdict.ok, verdict.reasons[:3]
         kinds = [change["kind"] for change in changes]
-        print(f"| {count} | {facts} | {tidied:.2f} | {checked:.2f} | {kinds.count('merged')} | {kinds.count('filed')} |")
+        print(f"| {count} | {facts} | {tidied:.2f} | {checked:.2f} "
+              f"| {kinds.count('merged')} | {kinds.count('filed')} |")
 
 
 if __name__ == "__main__":

@@ -38,11 +38,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import wolfmem  # noqa: E402
-import wolfmem.search.documents  # noqa: E402
-import wolfmem.search.index  # noqa: E402
-from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens  # noqa: E402
-from wolfmem.search import query_dates  # noqa: E402
+import wolfmem
+import wolfmem.search.documents
+import wolfmem.search.index
+from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens
+from wolfmem.search import query_dates
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 K = 10
@@ -237,7 +237,7 @@ class Tally:
         if not self.seconds:
             return 0.0, 0.0
         ordered = sorted(self.seconds)
-        p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
         return statistics.median(ordered) * 1000, p95 * 1000
 
 
@@ -310,7 +310,7 @@ def leave_one_out(scores: dict[str, dict[str, Tally]]) -> list[tuple[str, str, T
     conversations = list(next(iter(scores.values())))
     chosen = []
     for held_out in conversations:
-        def pooled(variant: str) -> float:
+        def pooled(variant: str, held_out: str = held_out) -> float:
             rest = Tally()
             for name, tally in scores[variant].items():
                 if name != held_out:
@@ -436,7 +436,7 @@ def hybrid_report(conversations: Sequence[Conversation], spec: str, query_prefix
     for held_out in names:
         others = [name for name in names if name != held_out] or [held_out]
 
-        def mean_r10(weights: tuple[float, float]) -> float:
+        def mean_r10(weights: tuple[float, float], others: list[str] = others) -> float:
             pooled = Tally()
             for name in others:
                 pooled.extend(results[name][weights])

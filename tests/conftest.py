@@ -94,6 +94,37 @@ def run_cli(*args: str, input: str | None = None, timeout: float = 60) -> subpro
     )
 
 
+# For the `wolfmem service` commands: a real systemd user manager cannot run here (no user bus).
+# The script records each call and fails those named in $FAKE_SYSTEMCTL_FAIL.
+FAKE_SYSTEMCTL = """#!/bin/sh
+echo "$*" >> "$FAKE_SYSTEMCTL_CALLS"
+for word in $FAKE_SYSTEMCTL_FAIL; do
+    case " $* " in *" $word "*) echo "Failed to connect to bus: No medium found" >&2; exit 1;; esac
+done
+case "$*" in
+    *is-active*) echo "${FAKE_SYSTEMCTL_ACTIVE:-active}"; [ "${FAKE_SYSTEMCTL_ACTIVE:-active}" = active ] || exit 3;;
+    *is-enabled*) echo enabled;;
+esac
+exit 0
+"""
+
+
+@pytest.fixture
+def systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fake `systemctl` first on PATH; returns the file its calls are recorded in."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    script = bin_dir / "systemctl"
+    script.write_text(FAKE_SYSTEMCTL)
+    script.chmod(0o755)
+    # The unit's ExecStart needs the installed `wolfmem` command, which sits beside this Python.
+    venv_bin = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{venv_bin}{os.pathsep}{os.environ['PATH']}")
+    calls = tmp_path / "systemctl-calls"
+    monkeypatch.setenv("FAKE_SYSTEMCTL_CALLS", str(calls))
+    return calls
+
+
 UNCHANGED = {"status": "unchanged", "summary": "", "content": "", "changes": []}
 
 

@@ -81,7 +81,8 @@ class FakeEmbed(FakeLLM):
             inputs = request.get("input")
             inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
             self._texts.extend(inputs)
-        data = [{"object": "embedding", "index": i, "embedding": embed(text, self.dim)} for i, text in enumerate(inputs)]
+        data = [{"object": "embedding", "index": i, "embedding": embed(text, self.dim)}
+                for i, text in enumerate(inputs)]
         # Reversed on purpose: clients must order by "index", not by position.
         return Reply(body={"object": "list", "data": data[::-1], "model": MODEL,
                            "usage": {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}})

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 MODEL = "fake-model"
 USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
@@ -45,7 +45,7 @@ class Reply:
     delay: float = 0.0
 
 
-Spec = Union[Reply, dict, str, Callable[[dict], Any]]
+Spec = Reply | dict | str | Callable[[dict], Any]
 
 
 def _completion(

@@ -59,14 +59,18 @@ class McpClient:
 
 
 @asynccontextmanager
-async def _session(params: StdioServerParameters, errlog: Any, notifications: list[Any]) -> AsyncIterator[ClientSession]:
+async def _session(
+    params: StdioServerParameters, errlog: Any, notifications: list[Any]
+) -> AsyncIterator[ClientSession]:
     async def keep(message: Any) -> None:
         notifications.append(message)
 
-    async with stdio_client(params, errlog=errlog) as (read_stream, write_stream):
-        async with ClientSession(read_stream, write_stream, read_timeout_seconds=30, message_handler=keep) as session:
-            await session.initialize()
-            yield session
+    async with (
+        stdio_client(params, errlog=errlog) as (read_stream, write_stream),
+        ClientSession(read_stream, write_stream, read_timeout_seconds=30, message_handler=keep) as session,
+    ):
+        await session.initialize()
+        yield session
 
 
 @contextmanager
@@ -79,6 +83,9 @@ def spawn(vault: Path, state_dir: Path, errlog_path: Path) -> Iterator[McpClient
         cwd=str(ROOT),
     )
     notifications: list[Any] = []
-    with open(errlog_path, "w") as errlog, start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(_session(params, errlog, notifications)) as session:
-            yield McpClient(portal, session, errlog_path, notifications)
+    with (
+        open(errlog_path, "w") as errlog,
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(_session(params, errlog, notifications)) as session,
+    ):
+        yield McpClient(portal, session, errlog_path, notifications)

@@ -61,7 +61,7 @@ def test_two_writers_and_a_reader(vault: Path, tmp_path: Path) -> None:
     finally:
         stop.touch()
     searches, reader_err = reader.communicate(timeout=60)
-    for proc, (out, err) in zip(writers, results):
+    for proc, (out, err) in zip(writers, results, strict=True):
         assert proc.returncode == 0, err
         assert out.strip() == "done"
         assert "Traceback" not in err and "WARNING" not in err

@@ -60,7 +60,8 @@ def test_precedence_flag_over_env_over_toml_over_default(tmp_path: Path) -> None
     assert load_config({}, {}, path).watcher_debounce_ms == 200
     assert load_config({}, {}, tmp_path / "none.toml").watcher_debounce_ms == 100
     # A flag left unset (None) and an empty env var do not override.
-    assert load_config({"watcher.debounce_ms": None}, {"WOLFMEM_WATCHER_DEBOUNCE_MS": ""}, path).watcher_debounce_ms == 200
+    unset = load_config({"watcher.debounce_ms": None}, {"WOLFMEM_WATCHER_DEBOUNCE_MS": ""}, path)
+    assert unset.watcher_debounce_ms == 200
 
 
 def test_toml_sets_every_kind_of_value(tmp_path: Path) -> None:
@@ -85,13 +86,13 @@ def test_dotted_keys_work_in_toml(tmp_path: Path) -> None:
     ["colour = 'blue'\n", "[index]\nmax_bytes = 5\n", "[watcher.debounce_ms]\nvalue = 1\n", "[nope]\nx = 1\n"],
 )
 def test_unknown_toml_key_is_an_error(tmp_path: Path, text: str) -> None:
-    with pytest.raises(ConfigError, match="unknown setting.*wolfmem config"):
+    with pytest.raises(ConfigError, match=r"unknown setting.*wolfmem config"):
         load_config({}, {}, toml(tmp_path, text))
 
 
 def test_invalid_toml_is_an_error_naming_the_file(tmp_path: Path) -> None:
     path = toml(tmp_path, "[index\nmax_file_bytes = \n")
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         load_config({}, {}, path)
 
 
@@ -123,7 +124,8 @@ def test_bad_values_are_errors_that_say_where(tmp_path: Path, source: str, key: 
 
 @pytest.mark.parametrize(
     ("raw", "value"),
-    [("1", True), ("true", True), ("Yes", True), ("on", True), ("0", False), ("false", False), ("NO", False), ("off", False)],
+    [("1", True), ("true", True), ("Yes", True), ("on", True),
+     ("0", False), ("false", False), ("NO", False), ("off", False)],
 )
 def test_booleans_from_the_environment(tmp_path: Path, raw: str, value: bool) -> None:
     assert load_config({}, {"WOLFMEM_AUDIT_APPLY": raw}, tmp_path / "none.toml").audit_apply is value
@@ -156,7 +158,7 @@ def test_api_key_comes_from_the_environment_only() -> None:
     assert llm_api_key(config, {"MY_KEY": "k1"}) == "k1"
     assert llm_api_key(config, {"MY_KEY": "k1", "WOLFMEM_LLM_API_KEY": "k2"}) == "k2"
     assert llm_api_key(config, {"OPENAI_API_KEY": "k3"}) is None
-    assert not any("api_key" == s.key.rsplit(".", 1)[-1] for s in SETTINGS)
+    assert not any(s.key.rsplit(".", 1)[-1] == "api_key" for s in SETTINGS)
 
 
 def test_each_value_says_where_it_came_from(tmp_path: Path) -> None:
@@ -174,7 +176,7 @@ def test_each_value_says_where_it_came_from(tmp_path: Path) -> None:
 
 
 def test_a_config_file_named_by_the_environment_must_exist(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="WOLFMEM_CONFIG.*missing.toml|missing.toml.*WOLFMEM_CONFIG"):
+    with pytest.raises(ConfigError, match=r"WOLFMEM_CONFIG.*missing\.toml|missing\.toml.*WOLFMEM_CONFIG"):
         load_config({}, {"WOLFMEM_CONFIG": str(tmp_path / "missing.toml")})
     with pytest.raises(ConfigError, match="not a file"):
         load_config({}, {"WOLFMEM_CONFIG": str(tmp_path)})
@@ -189,10 +191,10 @@ def test_log_level_is_one_of_the_named_levels(tmp_path: Path, raw: str, level: s
 
 
 def test_an_unknown_log_level_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="WOLFMEM_LOG_LEVEL.*'verbose'.*debug, info, warning, error"):
+    with pytest.raises(ConfigError, match=r"WOLFMEM_LOG_LEVEL.*'verbose'.*debug, info, warning, error"):
         load_config({}, {"WOLFMEM_LOG_LEVEL": "verbose"}, tmp_path / "none.toml")
 
 
 def test_unknown_flag_keys_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown setting.*colour"):
+    with pytest.raises(ConfigError, match=r"unknown setting.*colour"):
         load_config({"colour": "blue"}, {}, tmp_path / "none.toml")

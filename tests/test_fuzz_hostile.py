@@ -124,7 +124,8 @@ TYPES = st.sampled_from(["technical", "people", "decisions", "person"])
 ARGS_BY_TOOL = {
     "memory_search": st.fixed_dictionaries(
         {"query": maybe(WORDS | TEXT)},
-        optional={"limit": maybe(st.integers(1, 50)), "sources": maybe(st.lists(st.sampled_from(["knowledge", "episodes"]))),
+        optional={"limit": maybe(st.integers(1, 50)),
+                  "sources": maybe(st.lists(st.sampled_from(["knowledge", "episodes"]))),
                   "after": maybe(DAYS), "before": maybe(DAYS)}),
     "memory_get": st.fixed_dictionaries({"ref": maybe(REFS | TEXT)}),
     "memory_save": st.fixed_dictionaries(

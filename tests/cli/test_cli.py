@@ -162,7 +162,7 @@ def test_freshness_edit_without_a_daemon_is_found_by_a_new_process(tmp_path: Pat
     people = vault / "knowledge/people.md"
     people.write_text(people.read_text().replace("Sarah is my manager", "Susan is my manager"))
     out = ok("search", "Susan", "--json", "--vault", str(vault)).stdout
-    assert [h["text"] for h in json.loads(out)][0] == "Susan is my manager at Acme."
+    assert next(h["text"] for h in json.loads(out)) == "Susan is my manager at Acme."
     people.unlink()
     assert json.loads(ok("search", "Susan", "--json", "--vault", str(vault)).stdout) == []
 
@@ -399,8 +399,8 @@ def test_shell_completion_installs_and_completes(tmp_path: Path) -> None:
     exe = Path(sys.executable).with_name("wolfmem")
     env = {**os.environ, "HOME": str(tmp_path), "SHELL": "/bin/bash"}
     # From a bash prompt, as a person types it: typer detects the shell from the parent process.
-    installed = subprocess.run(["bash", "-c", f"'{exe}' --install-completion; status=$?; exit $status"], capture_output=True, text=True,
-                               env=env, timeout=60)
+    installed = subprocess.run(["bash", "-c", f"'{exe}' --install-completion; status=$?; exit $status"],
+                               capture_output=True, text=True, env=env, timeout=60)
     assert installed.returncode == 0, installed.stderr
     script = tmp_path / ".bash_completions" / "wolfmem.sh"
     assert "_WOLFMEM_COMPLETE" in script.read_text() and str(script) in (tmp_path / ".bashrc").read_text()

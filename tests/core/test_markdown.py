@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from unittest import mock
 
 import pytest
@@ -388,11 +389,8 @@ def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
         assert derived == markdown._scan_uncached(new_text)[0]
         return derived
 
-    with mock.patch.object(edits, "parse_after_insert", checked):
-        try:
-            add_fact(text, bullet, heading, "Title")
-        except ValueError:
-            pass
+    with mock.patch.object(edits, "parse_after_insert", checked), contextlib.suppress(ValueError):
+        add_fact(text, bullet, heading, "Title")
 
 
 @settings(max_examples=200, deadline=None)
@@ -401,7 +399,7 @@ def test_add_fact_accepts_plain_bullets(bullet: str, heading: str) -> None:
     # A bullet starting with a letter or digit (and not "1." etc.) must always be accepted.
     if bullet.strip()[0].isdigit():
         return
-    new_text, line = add_fact(PEOPLE, bullet, heading, "People")
+    new_text, _line = add_fact(PEOPLE, bullet, heading, "People")
     assert new_text.startswith("---\ntags: [x]\n---\n# People\n")
 
 

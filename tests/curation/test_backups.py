@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -13,7 +13,7 @@ from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.errors import NotFound, OutsideVault
 from wolfmem.storage.vault import content_hash
 
-NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 PEOPLE = "knowledge/people.md"
 
 

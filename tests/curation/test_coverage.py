@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from conftest import UNCHANGED, run_cli
@@ -26,7 +26,6 @@ from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.run import run
 from wolfmem.storage.vault import content_hash
 
-UTC = timezone.utc
 DAY = date(2026, 11, 29)
 NOW = datetime(2026, 11, 30, 3, 0, tzinfo=UTC)
 FILES = 5  # the curated files: with episodes to curate, the LLM curator asks once per file

@@ -58,7 +58,7 @@ def memory(tmp_path, llm_config, clock, monkeypatch):
     # The CLI subprocesses below open the same state folder.
     monkeypatch.setenv("WOLFMEM_STATE_DIR", llm_config.state_dir)
     with Memory(tmp_path / "vault", llm_config, clock=lambda: clock.now) as mem:
-        for fact, topic in OLD:
+        for fact, _ in OLD:
             mem.state.note_first_seen(PEOPLE, [fact_key(fact)], "2026-09-01")
         for fact, topic in SAVED[:3] + OLD[3:] + SAVED[3:] + OLD[:3]:
             assert mem.save(fact, "people", topic).status == "saved"
@@ -122,12 +122,14 @@ def laundered_merge(old: str) -> dict:
 def deletion_with_reasons(old: str) -> dict:
     gone = ["- Sarah prefers tea.", "- Tom has two kids.", "- Sarah's birthday is on 12 March."]
     reasons = ["outdated: she switched to coffee", "no longer true", "a duplicate of the HR calendar"]
-    return answer(without(old, *gone), *(change("removed", [line], reason=why) for line, why in zip(gone, reasons)))
+    removals = (change("removed", [line], reason=why) for line, why in zip(gone, reasons, strict=True))
+    return answer(without(old, *gone), *removals)
 
 
 def mass_deletion(old: str) -> dict:
     gone = [f"- {fact}" for fact, _ in OLD]
-    return answer(without(old, *gone), *(change("removed", [line], reason="trivia, not a durable fact") for line in gone))
+    removals = (change("removed", [line], reason="trivia, not a durable fact") for line in gone)
+    return answer(without(old, *gone), *removals)
 
 
 def move_never_received(old: str) -> dict:
@@ -295,7 +297,8 @@ def test_a_staged_rewrite_whose_file_changed_is_dropped_not_landed(memory, fake,
     path.write_text(read(memory) + "- Tom bought a boat.\n", "utf-8")  # a person, before applying
     changed = read(memory)
     applied = apply_staged(memory.services)
-    assert applied["files"][PEOPLE]["status"] == "skipped-cas" and "changed since" in applied["files"][PEOPLE]["reasons"][0]
+    assert applied["files"][PEOPLE]["status"] == "skipped-cas"
+    assert "changed since" in applied["files"][PEOPLE]["reasons"][0]
     assert read(memory) == changed and staged(memory.services) == []
 
 

@@ -204,7 +204,8 @@ def test_hostile_rewrites_are_rejected_and_change_nothing(memory, fake, curator,
 REPAIRED = {
     "a ```markdown fence round the file": lambda old: "```markdown\n" + old + "```",
     "mixed CRLF and CR line endings": lambda old: old.replace("\n", "\r\n", 4).replace("\n", "\r", 2),
-    "annotations copied from the prompt": lambda old: old.replace(HAND[0], HAND[0] + "  [first seen 2026-11-29; hand-edited]"),
+    "annotations copied from the prompt":
+        lambda old: old.replace(HAND[0], HAND[0] + "  [first seen 2026-11-29; hand-edited]"),
     "a byte-order mark": lambda old: "\ufeff" + old,
 }
 
@@ -459,7 +460,8 @@ def test_tampered_staged_report_is_not_applied(memory, fake, llm_config):
     ]
     data["findings"] += forged
     block = json.dumps(data, indent=1).replace("--", "-\\u002d")
-    report.write_text(text[: text.index("<!-- wolfmem-audit-data")] + f"<!-- wolfmem-audit-data\n{block}\n-->\n", "utf-8")
+    head = text[: text.index("<!-- wolfmem-audit-data")]
+    report.write_text(head + f"<!-- wolfmem-audit-data\n{block}\n-->\n", "utf-8")
     old = read(memory)
 
     result = apply_staged(memory.services, "2026-11")

@@ -119,12 +119,14 @@ def test_many_facts_stay_fast():
 ENTITY_CASES = [
     (
         "a bare name joins the section about that entity",
-        "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Tom\n- Tom runs data.\n\n## Sarah\n- Sarah likes tea.\n",
+        "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Tom\n- Tom runs data.\n\n"
+        "## Sarah\n- Sarah likes tea.\n",
         "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n- Sarah likes tea.\n\n## Tom\n- Tom runs data.\n",
     ),
     (
         "the bare name first: its lines move down, nothing is lost",
-        "# People\n\n## Sarah\n- Sarah likes tea.\nShe drinks it black.\n\n## Sarah (Manager)\n- Sarah is my manager.\n",
+        "# People\n\n## Sarah\n- Sarah likes tea.\nShe drinks it black.\n\n"
+        "## Sarah (Manager)\n- Sarah is my manager.\n",
         "# People\n\n## Sarah (Manager)\n- Sarah is my manager.\n- Sarah likes tea.\nShe drinks it black.\n",
     ),
     (
@@ -144,8 +146,10 @@ ENTITY_CASES = [
     ),
     (
         "two people of that name: left alone",
-        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Sarah (Designer)\n- c\n",
-        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n## Sarah (Designer)\n- c\n",
+        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n"
+        "## Sarah (Designer)\n- c\n",
+        "# People\n\n## Sarah\n- Sarah likes tea.\n\n## Sarah (Manager)\n- Sarah is my manager.\n\n"
+        "## Sarah (Designer)\n- c\n",
     ),
     (
         "another person with the same first name stays apart",
@@ -186,7 +190,8 @@ def test_a_join_that_would_reorder_hand_written_lines_is_not_made() -> None:
 def test_joined_section_summary() -> None:
     request = CurationRequest(
         "2026-11-29", "2026-11-28",
-        {"knowledge/people.md": FileInput("knowledge/people.md", "# People\n\n## Sarah (Manager)\n- a\n\n## Sarah\n- b\n")},
+        {"knowledge/people.md":
+            FileInput("knowledge/people.md", "# People\n\n## Sarah (Manager)\n- a\n\n## Sarah\n- b\n")},
     )
     proposal = OfflineCurator().propose(request).files["knowledge/people.md"]
     assert proposal.content == "# People\n\n## Sarah (Manager)\n- a\n- b\n"

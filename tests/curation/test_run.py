@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 import pytest
 from conftest import UNCHANGED
@@ -18,7 +18,7 @@ from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.run import make_curator, run
 from wolfmem.storage.vault import content_hash
 
-NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 DAY = date(2026, 11, 29)
 PEOPLE = "knowledge/people.md"
 LOG = "consolidated/2026-W48.md"
@@ -61,7 +61,7 @@ def rewrite(old: str) -> dict:
 
 
 def log_move(memory):
-    memory.log_episode("Tom said he moved to Oslo.", "Tom moved", when=datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc))
+    memory.log_episode("Tom said he moved to Oslo.", "Tom moved", when=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
 
 
 def note_move(memory):
@@ -322,7 +322,7 @@ def test_dry_run_shows_a_diff_and_writes_nothing(memory, fake, curator):
 
 def test_catch_up_covers_every_day_since_the_last_success(memory, fake, curator):
     for day in (26, 27, 28, 29):
-        memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=timezone.utc))
+        memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=UTC))
     run(memory.services, curator(), date(2026, 11, 26))
     fake.push(UNCHANGED)
     result = run(memory.services, curator(), DAY)  # three missed nights collapse into one run
@@ -333,12 +333,13 @@ def test_catch_up_covers_every_day_since_the_last_success(memory, fake, curator)
 
 
 def test_episode_growing_after_a_run_is_picked_up_next_time(memory, fake, curator):
-    memory.log_episode("Morning standup.", when=datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc))
+    memory.log_episode("Morning standup.", when=datetime(2026, 11, 29, 9, 0, tzinfo=UTC))
     run(memory.services, curator(), DAY)
     asked = len(fake.requests)
     run(memory.services, curator(), DAY)  # nothing new for the same day: no call
     assert len(fake.requests) == asked
-    memory.log_episode("Evening: Sarah moved to the platform team.", when=datetime(2026, 11, 29, 18, 0, tzinfo=timezone.utc))
+    memory.log_episode("Evening: Sarah moved to the platform team.",
+                       when=datetime(2026, 11, 29, 18, 0, tzinfo=UTC))
     run(memory.services, curator(), date(2026, 11, 30))
     assert "Sarah moved to the platform team" in fake.requests[-1]["messages"][1]["content"]
 

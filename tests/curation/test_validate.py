@@ -66,7 +66,8 @@ ACCEPTED = [
     ),
     ("missing title is added", OLD.replace("# People\n\n", ""), [], OLD, ["added the missing '# People' title"]),
     ("trailing whitespace", OLD.replace("tea.\n", "tea.   \n"), [], OLD, ["removed trailing whitespace"]),
-    ("blank line runs and missing final newline", OLD.replace("\n\n## Tom", "\n\n\n\n## Tom").rstrip("\n"), [], OLD, []),
+    ("blank line runs and missing final newline",
+     OLD.replace("\n\n## Tom", "\n\n\n\n## Tom").rstrip("\n"), [], OLD, []),
     ("whole-file code fence", "```markdown\n" + OLD + "```\n", [], OLD, ["removed a code fence around the whole file"]),
     (
         "prompt annotations copied back",
@@ -160,7 +161,8 @@ REJECTED = [
     ("cut off in a code span", OLD + "- Tom uses `kubectl get\n", [], "cut off"),
     ("unclosed code fence", OLD + "```\ncode\n", [], "code fence is never closed"),
     ("new fact not a bullet", OLD + "Tom moved to Oslo.\n", [], "not a '- ' bullet"),
-    ("new fact outside a section", OLD.replace("## Sarah", "- Loose fact.\n\n## Sarah"), [], "outside any '## ' section"),
+    ("new fact outside a section",
+     OLD.replace("## Sarah", "- Loose fact.\n\n## Sarah"), [], "outside any '## ' section"),
     ("two titles", OLD + "\n# Other\n\n## X\n- y\n", [], "2 '# ' titles"),
 ]
 
@@ -193,7 +195,8 @@ def test_protected_facts_are_never_removed_as_junk():
     verdict = validate(OLD, new, [change("removed", ["- Sarah prefers tea."], reason="junk")], hand_lines=set(),
                        title="People", guards=guards)
     assert not verdict.ok and "saved or written within the last 30 days" in verdict.reasons[0]
-    merged = OLD.replace("- Sarah prefers tea.\n", "").replace("Sarah works in Berlin.", "Sarah prefers tea and works in Berlin.")
+    merged = OLD.replace("- Sarah prefers tea.\n", "")
+    merged = merged.replace("Sarah works in Berlin.", "Sarah prefers tea and works in Berlin.")
     verdict = validate(OLD, merged, [change("merged", ["- Sarah prefers tea.", "- Sarah works in Berlin."],
                                             "- Sarah prefers tea and works in Berlin.")],
                        hand_lines=set(), title="People", guards=guards)
@@ -230,7 +233,8 @@ def test_dropping_a_hand_edited_line_is_rejected_even_when_listed():
 def test_rewording_a_hand_edited_line_is_rejected():
     hand = {"- Sarah works in Berlin."}
     new = OLD.replace("Sarah works in Berlin.", "Sarah works in Berlin, Germany.")
-    verdict = check(new, [change("superseded", ["- Sarah works in Berlin."], "- Sarah works in Berlin, Germany.", "x")], hand)
+    superseded = change("superseded", ["- Sarah works in Berlin."], "- Sarah works in Berlin, Germany.", "x")
+    verdict = check(new, [superseded], hand)
     assert not verdict.ok and "hand-edited" in verdict.reasons[0]
 
 

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import socket
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 
-NOW = datetime(2026, 11, 5, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
 
 
 def write_lease(vault: Path, machine: str, last_run: datetime, done: dict | None = None) -> None:
@@ -93,6 +95,15 @@ def test_unreadable_lease_is_up_for_grabs(tmp_path):
     memory = Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s")))
     (memory.vault.root / ".wolfmem").mkdir(parents=True)
     (memory.vault.root / LEASE_REL).write_text("{not json")
+    assert LeaseFile(memory.writer, "me-1", 36).check(NOW).ok
+
+
+@pytest.mark.parametrize("text", ["1" * 5000, "[" * 100_000], ids=["number over 4,300 digits", "nested too deep"])
+def test_json_too_big_to_read_is_an_unreadable_lease(tmp_path, text):
+    # json.loads raises a plain ValueError or a RecursionError here, not JSONDecodeError.
+    memory = Memory(tmp_path / "v", Config(state_dir=str(tmp_path / "s")))
+    (memory.vault.root / ".wolfmem").mkdir(parents=True)
+    (memory.vault.root / LEASE_REL).write_text(text)
     assert LeaseFile(memory.writer, "me-1", 36).check(NOW).ok
 
 

@@ -7,7 +7,7 @@ can curate, damaged lease files, clocks running ahead or behind, and a sync tool
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from wolfmem.jobs.lease import LEASE_REL, judge, parse_lease
 from wolfmem.jobs.runner import JobRun, JobRunner
 from wolfmem.storage.writer import Stage
 
-NOW = datetime(2026, 11, 5, 7, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
 PEOPLE = "knowledge/people.md"
 BUDGET = "Sarah Chen approved the Q4 budget."
 MANAGER = "Sarah Chen is my manager."

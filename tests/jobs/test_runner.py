@@ -79,7 +79,7 @@ def test_parse_schedule(text, expect):
 
 @pytest.mark.parametrize("text", ["25:00", "3", "every day", "32 04:00", "sun mon 19:00", "su 19:00"])
 def test_bad_schedule_says_how_to_write_one(text):
-    with pytest.raises(ConfigError, match="schedule.x"):
+    with pytest.raises(ConfigError, match=r"schedule\.x"):
         parse_schedule("x", text)
 
 

@@ -236,7 +236,7 @@ def test_timeout_raises(fake, make_client):
 
 def test_unknown_model_says_so(fake, make_client):
     fake.push(FakeLLM.status(404, "model 'nope' not found", type="not_found_error"))
-    with pytest.raises(LLMError, match="model 'fake-model' .*not found.*404"):
+    with pytest.raises(LLMError, match=r"model 'fake-model' .*not found.*404"):
         ask(make_client())
 
 

@@ -112,10 +112,9 @@ def test_a_dripping_server_is_cut_off_at_the_timeout(drip):
 
 
 def test_retries_each_get_their_own_deadline(drip):
-    with LLMClient(LLMSettings(base_url=drip.base_url, model="fake-model", api_key=None, timeout=0.5,
-                               max_retries=1)) as client:
-        with pytest.raises(LLMError, match="did not answer within 0.5 s \\(2 attempts\\)"):
-            client.complete_json("system", "user", {"type": "object"}, "drip")
+    settings = LLMSettings(base_url=drip.base_url, model="fake-model", api_key=None, timeout=0.5, max_retries=1)
+    with LLMClient(settings) as client, pytest.raises(LLMError, match=r"did not answer within 0\.5 s \(2 attempts\)"):
+        client.complete_json("system", "user", {"type": "object"}, "drip")
     assert drip.served == 2
 
 

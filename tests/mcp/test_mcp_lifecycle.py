@@ -36,10 +36,10 @@ def vault_lock(home: Path) -> Iterator[threading.Event]:
     release, held = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with Memory(home / "vault", Config(state_dir=str(home / "state")), create=False) as memory:
-            with memory.vault.lock():
-                held.set()
-                release.wait()
+        config = Config(state_dir=str(home / "state"))
+        with Memory(home / "vault", config, create=False) as memory, memory.vault.lock():
+            held.set()
+            release.wait()
 
     holder = threading.Thread(target=hold)
     holder.start()

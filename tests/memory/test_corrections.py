@@ -117,7 +117,8 @@ def test_update_validates_the_new_fact_like_a_save(memory: Memory) -> None:
     memory.save("Sarah is my manager.", type="people", topic="Sarah")
     (hit,) = memory.search("Who is my manager?")[:1]
     before = read(memory)
-    for bad in ("", "Tom is my manager. He started in May.", "My key is sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0."):
+    secret = "My key is sk-proj-a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0."
+    for bad in ("", "Tom is my manager. He started in May.", secret):
         with pytest.raises(UsageError):
             memory.update(hit.ref, bad)
     assert read(memory) == before

@@ -54,7 +54,9 @@ def test_crlf_day_file_keeps_its_endings(fixed: Memory, vault: Path) -> None:
     path = vault / "episodes" / "2026-03-14.md"
     path.write_bytes(b"# 2026-03-14\r\n\r\n## 08:00 - Start\r\n- Started\r\n")
     fixed.log_episode("Kept going", headline="More")
-    assert path.read_bytes() == b"# 2026-03-14\r\n\r\n## 08:00 - Start\r\n- Started\r\n\r\n## 09:05 \xe2\x80\x94 More\r\n- Kept going\r\n"
+    assert path.read_bytes() == (
+        b"# 2026-03-14\r\n\r\n## 08:00 - Start\r\n- Started\r\n\r\n## 09:05 \xe2\x80\x94 More\r\n- Kept going\r\n"
+    )
 
 
 def test_headline_defaults_to_the_first_bullet(fixed: Memory, vault: Path) -> None:
@@ -65,14 +67,17 @@ def test_headline_defaults_to_the_first_bullet(fixed: Memory, vault: Path) -> No
 @pytest.mark.parametrize(
     ("text", "headline", "bullet", "title"),
     [
-        ("line one\nline two\r\n  line three", "multi\nline  headline", "line one line two line three", "multi line headline"),
+        ("line one\nline two\r\n  line three", "multi\nline  headline",
+         "line one line two line three", "multi line headline"),
         ("a" * (MAX_BULLET_CHARS + 50), "h", "a" * (MAX_BULLET_CHARS - 1) + "…", "h"),
         ("short", "b" * (MAX_HEADLINE_CHARS + 1), "short", "b" * (MAX_HEADLINE_CHARS - 1) + "…"),
         ("  - marker stripped  ", None, "marker stripped", "marker stripped"),
         ("tabs\tand   spaces", "  x  ", "tabs and spaces", "x"),
     ],
 )
-def test_fields_are_one_capped_line(fixed: Memory, vault: Path, text: str, headline: str | None, bullet: str, title: str) -> None:
+def test_fields_are_one_capped_line(
+    fixed: Memory, vault: Path, text: str, headline: str | None, bullet: str, title: str
+) -> None:
     hit = fixed.log_episode(text, headline=headline)
     lines = (vault / "episodes" / "2026-03-14.md").read_text().splitlines()
     assert lines[hit.line - 2] == f"## 09:05 — {title}"
@@ -82,7 +87,8 @@ def test_fields_are_one_capped_line(fixed: Memory, vault: Path, text: str, headl
 
 def test_default_headline_is_capped_shorter(fixed: Memory, vault: Path) -> None:
     fixed.log_episode("word " * 40)
-    heading = [line for line in (vault / "episodes" / "2026-03-14.md").read_text().splitlines() if line.startswith("## ")][0]
+    lines = (vault / "episodes" / "2026-03-14.md").read_text().splitlines()
+    heading = next(line for line in lines if line.startswith("## "))
     assert heading.endswith("…") and len(heading) <= len("## 09:05 — ") + 60
 
 

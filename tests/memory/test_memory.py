@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -32,9 +33,11 @@ PEOPLE = """# People
 PREFERENCES = "# Preferences\n\n## Editor\n\n- I use Neovim with the lazy.nvim plugin manager.\n"
 
 EPISODES = {
-    "episodes/2026-03-04.md": "# 2026-03-04\n\n## 09:15 — standup\n\n- Agreed with Tom to move the database migration.\n",
+    "episodes/2026-03-04.md":
+        "# 2026-03-04\n\n## 09:15 — standup\n\n- Agreed with Tom to move the database migration.\n",
     "episodes/2026-04-10.md": "# 2026-04-10\n\n## 14:00 — review\n\n- Tom approved the database migration plan.\n",
-    "episodes/2026-05-20.md": "# 2026-05-20\n\n## 11:30 — launch\n\n- The database migration shipped without downtime.\n",
+    "episodes/2026-05-20.md":
+        "# 2026-05-20\n\n## 11:30 — launch\n\n- The database migration shipped without downtime.\n",
 }
 
 
@@ -191,7 +194,9 @@ def test_get_line_and_range(seeded: Memory) -> None:
     assert (line.start_line, line.end_line) == (12, 12)
     assert line.revision == seeded.get("knowledge/people.md").revision
     span = seeded.get("file:knowledge/people.md#L5-L8")
-    assert span.text == "## Sarah (Manager)\n\n- Sarah is my manager at Acme.\n- She prefers async updates over meetings.\n"
+    assert span.text == (
+        "## Sarah (Manager)\n\n- Sarah is my manager at Acme.\n- She prefers async updates over meetings.\n"
+    )
     assert span.ref == "file:knowledge/people.md#L5-L8"
     assert seeded.get("knowledge/people.md#L10-L400").end_line == 13
 
@@ -375,12 +380,12 @@ def test_section_lookup_in_a_huge_file_asks_for_a_line_range(memory: Memory, vau
 
 
 def test_knowledge_lines_keep_the_day_they_were_first_seen(tmp_path: Path, vault: Path) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    now = [datetime(2026, 3, 1, 12, tzinfo=timezone.utc)]
+    now = [datetime(2026, 3, 1, 12, tzinfo=UTC)]
     with Memory(vault, Config(state_dir=str(tmp_path / "dated")), clock=lambda: now[0]) as memory:
         memory.save("Ada maintains the billing service.", type="people")
-        now[0] = datetime(2026, 3, 9, 12, tzinfo=timezone.utc)
+        now[0] = datetime(2026, 3, 9, 12, tzinfo=UTC)
         memory.save("Ada moved to the payments team.", type="people")
         memory.search("Ada")  # later syncs keep each line's first day
         dates = {hit.text: hit.date for hit in memory.search("Ada")}

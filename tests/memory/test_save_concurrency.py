@@ -14,24 +14,24 @@ WORKERS = 4
 SAVES = 100
 REPEAT_EVERY = 10  # every 10th save repeats an earlier fact: 10% repeats
 
-_SAVER = """
+_SAVER = f"""
 import json, sys
 from wolfmem import Memory
 vault, worker, saves, every = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-types = {types!r}
+types = {CURATED!r}
 out = []
 with Memory(vault) as memory:
     for n in range(saves):
         if n % every == every - 1:
             # A repeat: another worker's fact, which may or may not have been saved yet.
-            other = (worker + 1) % {workers}
+            other = (worker + 1) % {WORKERS}
             fact, kind = f"Task w{{other}}n{{n - 1}} was recorded as done", types[(n - 1) % len(types)]
         else:
             fact, kind = f"Task w{{worker}}n{{n}} was recorded as done", types[n % len(types)]
         receipt = memory.save(fact, type=kind)
         out.append([fact, receipt.status])
 print(json.dumps(out))
-""".format(types=CURATED, workers=WORKERS)
+"""
 
 # The other writer: appends marker lines to technical.md, alternately in place (append, rewrite in place)
 # and by temp file + rename after checking the file is unchanged (as VS Code does before it saves).
@@ -79,7 +79,7 @@ def test_concurrent_savers_and_an_editor_lose_nothing(vault: Path) -> None:
         for w in range(WORKERS)
     ]
     for proc in savers:
-        out, err = proc.communicate(timeout=120)
+        _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     rewriter.communicate(timeout=60)
     assert rewriter.returncode == 0

@@ -397,7 +397,8 @@ def test_retry_with_same_request_id_returns_original_receipt(memory: Memory, vau
     again = memory.save("Sarah prefers tea", type="people", request_id="req-1")
     assert again == replay_of(first)
     # A different fact with the same id is an error naming the first fact and its ref, and writes nothing.
-    with pytest.raises(UsageError, match=r"already used for another fact, 'Sarah prefers tea' \(file:knowledge/people.md#L\d+\)"):
+    taken = r"already used for another fact, 'Sarah prefers tea' \(file:knowledge/people\.md#L\d+\)"
+    with pytest.raises(UsageError, match=taken):
         memory.save("Bob prefers coffee", type="people", request_id="req-1")
     assert _files(vault) == after_first
     # The record survives a restart.

@@ -105,7 +105,7 @@ def test_the_lease_names_the_machine_that_curates(vault: Path) -> None:
     _, checks = doctor("--vault", str(vault))
     assert checks["lease"]["status"] == "warning" and "went stale" in checks["lease"]["detail"]
     lease.write_text("{not json")
-    code, checks = doctor("--vault", str(vault))
+    _code, checks = doctor("--vault", str(vault))
     assert checks["lease"]["status"] == "warning" and "unreadable" in checks["lease"]["detail"]
     assert lease.read_text() == "{not json", "doctor only looks"
 

@@ -7,10 +7,8 @@ the script records each call and fails the ones a test asks it to.
 
 from __future__ import annotations
 
-import os
 import plistlib
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -141,36 +139,7 @@ def test_install_macos(tmp_path):
     assert "removed" in uninstall(platform="macos", home=tmp_path, run=run).text
 
 
-# -- the CLI, in real subprocesses, against a fake systemctl ---------------------------------------
-FAKE_SYSTEMCTL = """#!/bin/sh
-echo "$*" >> "$FAKE_SYSTEMCTL_CALLS"
-for word in $FAKE_SYSTEMCTL_FAIL; do
-    case " $* " in *" $word "*) echo "Failed to connect to bus: No medium found" >&2; exit 1;; esac
-done
-case "$*" in
-    *is-active*) echo "${FAKE_SYSTEMCTL_ACTIVE:-active}"; [ "${FAKE_SYSTEMCTL_ACTIVE:-active}" = active ] || exit 3;;
-    *is-enabled*) echo enabled;;
-esac
-exit 0
-"""
-
-
-@pytest.fixture
-def systemctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fake `systemctl` first on PATH; returns the file its calls are recorded in."""
-    bin_dir = tmp_path / "fake-bin"
-    bin_dir.mkdir()
-    script = bin_dir / "systemctl"
-    script.write_text(FAKE_SYSTEMCTL)
-    script.chmod(0o755)
-    # The unit's ExecStart needs the installed `wolfmem` command, which sits beside this Python.
-    venv_bin = Path(sys.executable).parent
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{venv_bin}{os.pathsep}{os.environ['PATH']}")
-    calls = tmp_path / "systemctl-calls"
-    monkeypatch.setenv("FAKE_SYSTEMCTL_CALLS", str(calls))
-    return calls
-
-
+# -- the CLI, in real subprocesses, against a fake systemctl (the `systemctl` fixture, conftest) ---------
 def cli_unit(isolated_env: Path) -> Path:
     return isolated_env / "config" / "systemd" / "user" / "wolfmem.service"
 

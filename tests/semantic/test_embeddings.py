@@ -82,7 +82,7 @@ def test_client_errors_say_what_failed(embed_server):
 
 def test_a_wrong_route_is_reported_with_a_hint(embed_server):
     client = EmbeddingClient(settings(embed_server, base_url=f"http://127.0.0.1:{embed_server.port}/v2"))
-    with pytest.raises(EmbeddingsUnavailable, match="404.*base URL ends in /v1"):
+    with pytest.raises(EmbeddingsUnavailable, match=r"404.*base URL ends in /v1"):
         client.embed(["x"], "document")
     client.close()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ from wolfmem.tools import execute
 
 SECRET = "Zanzibar exfiltrated canary"
 OUTSIDE_TEXT = f"# Outside\n\n## Outside Heading Zanzibar\n\n- {SECRET} one.\n- {SECRET} two.\n"
-NOW = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ def test_diff_and_restore_refuse_a_bak_that_links_out(linked: Memory, outside: P
     people = linked.vault.root / "knowledge" / "people.md"
     before, outside_before = people.read_bytes(), outside_state(outside)
     for action in (diff_backup, restore_backup):
-        with pytest.raises(LinkOutside, match="people.md.bak"):
+        with pytest.raises(LinkOutside, match=r"people\.md\.bak"):
             action(linked, "people")
     assert people.read_bytes() == before and outside_state(outside) == outside_before
 
@@ -225,7 +225,7 @@ def test_curation_and_audit_send_nothing_from_outside_to_the_llm(tmp_path: Path,
                         llm_timeout=5.0, llm_max_retries=0)
         with Memory(root, config, clock=lambda: NOW) as memory:
             memory.save("Sarah Chen is my manager.", type="people", topic="Sarah Chen")
-            memory.log_episode("Deployed the walrus service", when=datetime(2026, 11, 28, 9, tzinfo=timezone.utc))
+            memory.log_episode("Deployed the walrus service", when=datetime(2026, 11, 28, 9, tzinfo=UTC))
             episode = root / "episodes" / "2026-11-28.md"
             episode.rename(root / "episodes" / "2026-11-27.md")
             os.symlink(outside / "2026-11-28.md", episode)

@@ -78,14 +78,14 @@ def test_a_damaged_database_is_moved_aside_and_rebuilt(vault, config, populated,
     people = "knowledge/people.md"
     assert {rel: data for rel, data in after.items() if rel != people} == \
         {rel: data for rel, data in before.items() if rel != people}
-    assert all(fact in after[people].decode() for fact in FACTS + ["Lena joined the search team."])
+    assert all(fact in after[people].decode() for fact in [*FACTS, "Lena joined the search team."])
 
     original = Path(name).name if name != "index/catalog.sqlite" else "index"
     asides = sorted(state.glob(f"{original}.{ASIDE}-*"))
     assert asides, f"nothing of {name} was moved aside: {sorted(p.name for p in state.iterdir())}"
     assert f"{original} was found damaged" in status.stdout and "moved aside" in status.stdout
     with Memory(vault, config) as memory:
-        for fact in FACTS + ["Lena joined the search team."]:
+        for fact in [*FACTS, "Lena joined the search team."]:
             assert any(hit.text == fact for hit in memory.search(fact, limit=3)), fact
 
 
@@ -100,7 +100,7 @@ def test_damage_found_while_open_heals_at_the_next_call(vault, config, populated
         # Drop the connection's page cache, so the next read meets the damaged pages on disk.
         memory.index.catalog._db.execute("PRAGMA shrink_memory")
         memory.index.catalog._manifest_generation = -2
-        assert [hit.text for hit in memory.search("Priya data platform")][0] == FACTS[1]
+        assert next(hit.text for hit in memory.search("Priya data platform")) == FACTS[1]
         assert list(memory.vault.state_dir.glob(f"index.{ASIDE}-*"))
 
 

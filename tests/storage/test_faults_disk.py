@@ -51,7 +51,7 @@ def test_a_full_vault_refuses_writes_clearly_and_recovers_when_space_returns(tmp
 
             with pytest.raises(StorageError, match="disk is full; free some space"):
                 memory.save(FACTS[1], "people", "Ben")
-            with pytest.raises(StorageError, match="cannot write episodes/.*disk is full"):
+            with pytest.raises(StorageError, match=r"cannot write episodes/.*disk is full"):
                 memory.log_episode(["Deployed v2 to staging"])
             assert tree(vault) == before  # not a byte changed, no temp file left behind
             # Reads need no write to the vault.
@@ -113,7 +113,7 @@ def test_a_failed_index_commit_leaves_no_write_lock_behind(tmp_path, monkeypatch
             (vault / "episodes" / "2020-01-01.md").write_text(
                 "# 2020-01-01\n\n## 10:00 — notes\n" + "".join(f"- lorem ipsum item {n}\n" for n in range(3000))
             )
-            with pytest.raises(StorageError, match="cannot write the index.*disk is full") as failed:
+            with pytest.raises(StorageError, match=r"cannot write the index.*disk is full") as failed:
                 memory.search("lorem")
             assert failed.value.__traceback__ is not None  # the failure (and its frames) are still alive here
 

@@ -43,7 +43,7 @@ def test_an_unreadable_curated_file_is_reported_skipped_and_picked_up_again(vaul
         with unprivileged():
             people.chmod(0)
             try:
-                with pytest.raises(StorageError, match="cannot read knowledge/people.md: permission denied"):
+                with pytest.raises(StorageError, match=r"cannot read knowledge/people\.md: permission denied"):
                     memory.save("Bob Lee is the CTO.", "people", "Bob Lee")
                 assert memory.save(DEPLOY, "technical").status == "saved"  # the other files carry on
                 assert searchable(memory, DEPLOY)

@@ -233,9 +233,8 @@ def test_lock_excludes_other_processes_and_is_freed_when_the_holder_dies(tmp_pat
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(VaultBusy, match="try again"):
-            with vault.lock(timeout=0.2):
-                pass
+        with pytest.raises(VaultBusy, match="try again"), vault.lock(timeout=0.2):
+            pass
         holder.kill()
         holder.wait(timeout=10)
         with vault.lock(timeout=5):

@@ -171,7 +171,8 @@ def test_an_edit_lands_on_top_of_a_concurrent_write_and_backs_up_what_it_replace
             _in_place(path)
 
     memory.writer.on_stage = editor
-    written = memory.writer.edit(PEOPLE, lambda text: Edit(text + "- Added by wolfmem.\n"), cause=Cause.SAVE, backup=True)
+    written = memory.writer.edit(PEOPLE, lambda text: Edit(text + "- Added by wolfmem.\n"),
+                                 cause=Cause.SAVE, backup=True)
 
     lines = content_lines(path.read_text())
     assert written.changed and EDITOR_LINE in lines and "- Added by wolfmem." in lines

@@ -50,7 +50,8 @@ def test_sample_arguments_validate(name: str, arguments: dict[str, Any]) -> None
 
 def test_structured_results_match_the_output_schemas(memory: Memory) -> None:
     memory.save("Sarah is my manager.", "people", "Sarah")
-    calls = SAMPLE_ARGUMENTS + [
+    calls = [
+        *SAMPLE_ARGUMENTS,
         ("memory_save", {"fact": "Sarah is my manager.", "type": "people", "topic": "Sarah", "request_id": "r1"}),
         ("memory_search", {"queries": ["manager", "the"]}),  # a group with an error
     ]
@@ -141,7 +142,8 @@ def test_log_is_searchable_and_episode_hits_show_their_day(memory: Memory) -> No
         ("memory_search", {"query": "x", "sources": ["web"]}, "sources[0] must be one of knowledge, episodes"),
         ("memory_search", {"query": "   "}, "query is empty"),
         ("memory_search", {"query": "x", "after": "2026-02-30"}, "not a real date"),
-        ("memory_search", {"queries": ["a b", "c d"], "after": "2026-02-30"}, "search: after is not a real date: '2026-02-30'"),
+        ("memory_search", {"queries": ["a b", "c d"], "after": "2026-02-30"},
+         "search: after is not a real date: '2026-02-30'"),
         ("memory_get", {"ref": "../../etc/passwd"}, "outside the vault"),
         ("memory_get", {"ref": 12}, "ref must be a string"),
         ("memory_save", {"fact": ""}, "fact is empty"),

@@ -36,11 +36,14 @@ def init(vault: VaultOption = None) -> None:
 
 def search(
     query: Annotated[str, typer.Argument(help="A natural-language question or keywords.")],
-    source: Annotated[list[str] | None, typer.Option("--source", "-s", help="knowledge, episodes, consolidated or archive; repeatable. Default: knowledge and episodes.")] = None,
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", "-s",
+        help="knowledge, episodes, consolidated or archive; repeatable. Default: knowledge and episodes.")] = None,
     after: Annotated[str | None, typer.Option(help="Only facts dated on or after YYYY-MM-DD.")] = None,
     before: Annotated[str | None, typer.Option(help="Only facts dated on or before YYYY-MM-DD.")] = None,
     limit: Annotated[int, typer.Option(help="How many hits, 1-50.")] = 10,
-    today: Annotated[str | None, typer.Option(help="Count 'yesterday', 'last week' ... in the query from this YYYY-MM-DD instead of today.")] = None,
+    today: Annotated[str | None, typer.Option(
+        help="Count 'yesterday', 'last week' ... in the query from this YYYY-MM-DD instead of today.")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -58,7 +61,8 @@ def search(
 
 
 def get(
-    ref: Annotated[str, typer.Argument(help="A ref such as file:knowledge/people.md#L12, a path, #L10-L40 or #Section.")],
+    ref: Annotated[str, typer.Argument(
+        help="A ref such as file:knowledge/people.md#L12, a path, #L10-L40 or #Section.")],
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:

@@ -20,7 +20,8 @@ from wolfmem.cli.common import (
 
 def save(
     fact: Annotated[str, typer.Argument(help="One self-contained sentence.")],
-    type: Annotated[str, typer.Option("--type", "-t", help="people, projects, preferences, technical or decisions.")] = "technical",
+    type: Annotated[str, typer.Option(
+        "--type", "-t", help="people, projects, preferences, technical or decisions.")] = "technical",
     topic: Annotated[str | None, typer.Option(help="The ## section, e.g. 'Sarah (Manager)'.")] = None,
     request_id: Annotated[str | None, typer.Option(help="Makes a retry a no-op.")] = None,
     vault: VaultOption = None,
@@ -84,7 +85,8 @@ def _bullets(words: list[str], options: list[str]) -> list[str]:
 def update(
     ref: Annotated[str, typer.Argument(help="The fact's ref from search, e.g. file:knowledge/people.md#L12.")],
     fact: Annotated[str, typer.Argument(help="The corrected fact: one self-contained sentence.")],
-    expected: Annotated[str | None, typer.Option(help="The fact's current text, if the ref did not come from search.")] = None,
+    expected: Annotated[str | None, typer.Option(
+        help="The fact's current text, if the ref did not come from search.")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -97,7 +99,8 @@ def update(
 def forget(
     ref: Annotated[str, typer.Argument(help="The fact's ref from search, e.g. file:knowledge/people.md#L12.")],
     reason: Annotated[str, typer.Option("--reason", help="Why it should be forgotten, e.g. 'it was wrong'.")],
-    expected: Annotated[str | None, typer.Option(help="The fact's current text, if the ref did not come from search.")] = None,
+    expected: Annotated[str | None, typer.Option(
+        help="The fact's current text, if the ref did not come from search.")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -110,7 +113,8 @@ def forget(
 def restore(
     file: Annotated[str | None, typer.Argument(help="A knowledge file, e.g. people or knowledge/people.md.")] = None,
     to: Annotated[str | None, typer.Option("--to", help="A version id from `wolfmem history FILE`, or a date.")] = None,
-    fact: Annotated[str | None, typer.Option("--fact", help="An archived fact's ref (search --source archive).")] = None,
+    fact: Annotated[str | None, typer.Option(
+        "--fact", help="An archived fact's ref (search --source archive).")] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:

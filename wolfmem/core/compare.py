@@ -188,7 +188,7 @@ def _read(fact: str) -> _Reading:
             # "Likes coffee but not tea" negates tea, not coffee; a light word counts here too.
             negates.add(key or _stem(token))
             after_negation = False
-    read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values)]
+    read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values, strict=True)]
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
                     frozenset(names), negated, frozenset(lead), wording.value_orders(read),
                     frozenset(negates))

@@ -183,8 +183,8 @@ def find_secret(text: str) -> str | None:
             len(_unquote(value)) >= 12 and any(ch.isdigit() for ch in value)
         ):
             return f"{key.replace('-', '_')} value"
-    match = _PASSWORD_IS.search(text)
-    if match and _looks_like_password(match.group("value")):
+    said = _PASSWORD_IS.search(text)
+    if said and _looks_like_password(said.group("value")):
         return "password"
     url_paths = [(m.start(), m.end("path")) for m in _URL_PATH.finditer(text)]
     for match in _CANDIDATE.finditer(text):

@@ -55,7 +55,7 @@ def _with_title(text: str, title: str, newline: str) -> tuple[str, ParsedFile]:
         lines[front_end - 1] += newline  # front matter was the whole file, unterminated
     rest = lines[front_end:]
     gap = newline if rest and rest[0].strip() else ""
-    text = "".join(lines[:front_end] + [f"# {title}{newline}{gap}"] + rest)
+    text = "".join([*lines[:front_end], f"# {title}{newline}{gap}", *rest])
     return text, parse(text)
 
 
@@ -90,8 +90,8 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
     if section is None:
         while lines and not lines[-1].strip():
             lines.pop()  # exactly one blank line before the new heading
-        new_lines = ["", f"## {heading}", f"- {bullet}"]
-        attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
+        last = len(lines)
+        attempts = [(_splice(lines, last, ["", f"## {heading}", f"- {bullet}"], newline, ends_nl), last + 3)]
     else:
         last = next(
             (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
@@ -103,10 +103,7 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
             (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
         ]
     for new_text, line in attempts:
-        if section is None:
-            after = parse(new_text)
-        else:
-            after = parse_after_insert(before, section, new_text, line - last)
+        after = parse(new_text) if section is None else parse_after_insert(before, section, new_text, line - last)
         if _landed(before, after, bullet, heading, line):
             if section is not None:
                 remember(new_text, (after, scan(base)[1]))  # indexing the new text needs no parse
@@ -122,7 +119,10 @@ _MARKER_RE = re.compile(r"^(\s*(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?)")
 
 
 def replace_fact(text: str, line: int, sentence: str) -> str:
-    """The text with the fact on ``line`` replaced by ``sentence`` (its list marker kept); ValueError if not a fact line."""
+    """The text with the fact on ``line`` replaced by ``sentence`` (its list marker kept).
+
+    ValueError if that is not a fact line.
+    """
     sentence = _one_line(sentence, "fact")
     before = parse(text)
     if not any(fact.line == line for fact in before.facts):
@@ -136,7 +136,8 @@ def replace_fact(text: str, line: int, sentence: str) -> str:
     after = parse(new_text)
     mine = [fact for fact in after.facts if fact.line == line]
     others = [(f.text, f.line) for f in after.facts if f.line != line]
-    if len(mine) != 1 or mine[0].text != sentence or others != [(f.text, f.line) for f in before.facts if f.line != line]:
+    others_before = [(f.text, f.line) for f in before.facts if f.line != line]
+    if len(mine) != 1 or mine[0].text != sentence or others != others_before:
         raise ValueError(f"line {line} cannot be replaced without changing how the file reads")
     return new_text
 

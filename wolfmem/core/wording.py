@@ -145,7 +145,7 @@ def _groups(tokens: Sequence[Token]) -> list[list[list[int]]]:
     """Token positions of values: lists ("A, B and C") of items (one name, possibly of several words)."""
     positions = [i for i, token in enumerate(tokens) if token.value is not None]
     runs: list[list[tuple[int, str | None]]] = []
-    for previous, current in zip([None, *positions], positions):
+    for previous, current in zip([None, *positions], positions, strict=False):
         join = None if previous is None else _join(tokens[previous + 1: current], tokens[current].gap)
         if join == "space" and tokens[previous].lead:  # type: ignore[index]
             join = None

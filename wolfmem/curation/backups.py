@@ -1,4 +1,5 @@
-"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept versions."""
+"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept
+versions."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from wolfmem.errors import NotFound, UsageError
 from wolfmem.storage.history import Version
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED
-from wolfmem.storage.writer import Cause, Edit
+from wolfmem.storage.writer import Cause, Edit, Written
 
 
 def curated_rel(name: str) -> str:
@@ -19,7 +20,7 @@ def curated_rel(name: str) -> str:
 
 
 def _backup(services: VaultServices, name: str) -> tuple[str, bytes]:
-    """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link out)."""
+    """The file's vault-relative path and its `.bak`'s bytes, read beneath the vault's root (never through a link)."""
     rel = curated_rel(name)
     services.vault.resolve(rel)
     try:
@@ -54,7 +55,7 @@ def restore_backup(services: VaultServices, name: str) -> str:
     rel, backup = _backup(services, name)
     restored = _text(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
-    written = services.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True,
+    written: Written[None] = services.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True,
                                    composed=False)
     if not written.changed:
         return f"{rel} already matches {rel}.bak; nothing to restore"
@@ -80,7 +81,8 @@ def restore_version(services: VaultServices, name: str, wanted: str) -> str:
     if version is None or data is None:
         raise NotFound(f"no kept version of {rel} matches {wanted!r}; `wolfmem history {name}` lists them")
     text = _text(data, f"version {version.id} of {rel}")
-    written = services.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True, composed=False)
+    written: Written[None] = services.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True,
+                                                   composed=False)
     if not written.changed:
         return f"{rel} already matches version {version.id}; nothing to restore"
     return (f"restored {rel} to version {version.id} ({version.at}, {version.cause}); "

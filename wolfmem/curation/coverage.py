@@ -84,7 +84,7 @@ def split_entries(log_file: EpisodeLog) -> list[Entry]:
     lines = markdown.split_lines(log_file.text)
     starts = [section.line - 1 for section in markdown.parse(log_file.text).sections]
     chunks = [lines[: starts[0] if starts else len(lines)]]
-    chunks += [lines[start:end] for start, end in zip(starts, [*starts[1:], len(lines)])]
+    chunks += [lines[start:end] for start, end in zip(starts, [*starts[1:], len(lines)], strict=False)]
     entries = []
     for number, chunk in enumerate(chunks):
         text = "".join(chunk).strip("\r\n")
@@ -103,7 +103,7 @@ def batches(entries: list[Entry], budget: int) -> list[list[Entry]]:
     out: list[list[Entry]] = []
     current: list[Entry] = []
     used = 0
-    for entry in (piece for entry in entries for piece in _pieces(entry, budget)):
+    for entry in (piece for whole in entries for piece in _pieces(whole, budget)):
         opens_log = not current or current[-1].rel != entry.rel
         # A log's first entry brings its title line; later ones a blank line between entries.
         cost = len(entry.text) + (len(_title(entry.day)) + 1 if opens_log else 2)

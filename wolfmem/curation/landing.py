@@ -109,7 +109,7 @@ def check_rewrite(
     services: VaultServices, rel: str, old_text: str, new_text: str, changes: list[Change],
     run: RunEvidence | None = None,
 ) -> tuple[FileOutcome, str]:
-    """Validate without writing: ("proposed", repaired text), ("staged", text), ("unchanged", old) or ("rejected", old)."""
+    """Validate without writing: ("proposed", repaired), ("staged", text), ("unchanged", old) or ("rejected", old)."""
     return outcome_of(verdict_for(services, rel, old_text, new_text, changes, run or RunEvidence()), old_text)
 
 

@@ -62,7 +62,7 @@ class OfflineCurator:
 
 
 def tidy(item: FileInput) -> tuple[str, list[Change]]:
-    """One file tidied: sections about one entity joined, duplicates merged, unfiled facts filed, empty sections dropped."""
+    """One file tidied: sections about one entity joined, duplicates merged, unfiled facts filed, empty ones dropped."""
     current, joined = _join_entity_sections(item.text, item.hand_lines)
     current, changes = _merge_duplicates(current, item.hand_lines)
     changes = joined + changes

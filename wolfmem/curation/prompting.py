@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import secrets as _random
-from typing import Any
+from typing import Any, cast
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import neutralise_heading
-from wolfmem.curation.contract import CurationRequest, Episode, FileInput, FileProposal
+from wolfmem.curation.contract import CurationRequest, Episode, FileInput, FileProposal, ProposalStatus
 from wolfmem.curation.validate import CHANGE_KINDS, clean_changes
 from wolfmem.errors import LLMError
 
@@ -69,7 +69,8 @@ def parse_reply(data: dict[str, Any]) -> FileProposal:
     raw_changes = data.get("changes", [])
     if not isinstance(raw_changes, list):
         raise LLMError("the model's answer has a 'changes' that is not a list")
-    return FileProposal(status, content, clean_changes(raw_changes), summary)
+    # status is one of the two checked above.
+    return FileProposal(cast(ProposalStatus, status), content, clean_changes(raw_changes), summary)
 
 
 # --- the prompt ------------------------------------------------------------------------

@@ -263,7 +263,7 @@ def _hand_order_and_shape(
     old_order = list(dict.fromkeys(line for line in content_lines(old_text) if line in hand))
     new_order = list(dict.fromkeys(line for line in new_lines if line in hand))
     if old_order != new_order:
-        moved = next(a for a, b in zip(old_order, new_order) if a != b)
+        moved = next(a for a, b in zip(old_order, new_order, strict=True) if a != b)
         reasons.append(f"reorders hand-edited lines (first out of place: {quote(moved)}); a person's order stays")
     new_facts = set(_fact_lines(text, new))
     for line in sorted(set(_fact_lines(old_text, old)) & hand - new_facts)[:5]:
@@ -294,7 +294,8 @@ def _secrets_and_rules(old_text: str, text: str) -> list[str]:
         if kind:
             reasons.append(f"line {number} looks like a secret ({kind}); secrets are never written")
         elif unsafe_characters(line):
-            reasons.append(f"line {number} holds control or bidi characters ({unsafe_characters(line)}): {quote(visible)}")
+            reasons.append(
+                f"line {number} holds control or bidi characters ({unsafe_characters(line)}): {quote(visible)}")
         elif looks_like_instruction(visible):
             # Not quoted: the reasons go into the curation log, which agents search.
             reasons.append(f"line {number} reads like an instruction to the agent, not a fact; never written")

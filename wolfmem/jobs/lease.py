@@ -30,7 +30,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from wolfmem.errors import WolfmemError
@@ -71,7 +71,7 @@ class Lease:
         return {
             "version": 1,
             "machine": self.machine,
-            "last_run": self.last_run.astimezone(timezone.utc).isoformat(timespec="seconds"),
+            "last_run": self.last_run.astimezone(UTC).isoformat(timespec="seconds"),
             "done": dict(sorted(self.done.items())),
         }
 
@@ -101,8 +101,10 @@ def parse_lease(text: str) -> Parsed:
         return Parsed(None, {})
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return Parsed(None, {}, (f"not JSON ({exc.msg} at line {exc.lineno})",))
+    except (ValueError, RecursionError):  # a number over 4,300 digits, or nesting deeper than the stack
+        return Parsed(None, {}, ("JSON too large or too deeply nested to read",))
     if not isinstance(data, dict):
         return Parsed(None, {}, ("not a JSON object",))
     problems: list[str] = []
@@ -338,11 +340,11 @@ def _plausible(period: str, now: datetime) -> bool:
 
 def _aware(moment: datetime) -> datetime:
     """Naive datetimes are taken as UTC so that two machines' times always compare."""
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _show(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="seconds")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _span(delta: timedelta) -> str:

@@ -9,6 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import openai
+from openai.types.chat import (
+    ChatCompletionMessageParam,
+    ChatCompletionSystemMessageParam,
+    ChatCompletionUserMessageParam,
+)
 
 from wolfmem.config import Config, llm_api_key
 from wolfmem.errors import LLMError
@@ -71,9 +76,10 @@ class LLMClient:
     """Asks an OpenAI-compatible chat endpoint for JSON objects, failing loudly with LLMError."""
 
     def __init__(self, settings: LLMSettings) -> None:
-        if not settings.configured:
+        if not settings.model:  # not settings.configured
             raise LLMError("no LLM model is configured; set the LLM model (and base URL for a local server)")
         self.settings = settings
+        self._model: str = settings.model  # set, as checked just above
         # None until a call succeeds: then "json_schema" or "json_object".
         self.mode: str | None = None
         # Some models (OpenAI reasoning models) only accept the default temperature.
@@ -105,7 +111,7 @@ class LLMClient:
             if self.mode != "json_object":
                 try:
                     completion = self._chat(
-                        [_message("system", system), _message("user", user)],
+                        [_system(system), _user(user)],
                         response_format={
                             "type": "json_schema",
                             "json_schema": {"name": name, "schema": schema, "strict": True},
@@ -118,7 +124,7 @@ class LLMClient:
                     if not self._schema_rejected(err):
                         raise
             completion = self._chat(
-                [_message("system", _with_schema(system, schema)), _message("user", user)],
+                [_system(_with_schema(system, schema)), _user(user)],
                 response_format={"type": "json_object"},
                 temperature=0,
             )
@@ -130,7 +136,7 @@ class LLMClient:
     def ping(self) -> str:
         """Send a tiny request and return a one-line report; raise LLMError saying why it failed."""
         started = time.monotonic()
-        messages = [_message("user", "Reply with the word: ok")]
+        messages: list[ChatCompletionMessageParam] = [_user("Reply with the word: ok")]
         try:
             try:
                 completion = self._chat(messages, max_tokens=16)
@@ -149,13 +155,13 @@ class LLMClient:
 
     # --- internals -------------------------------------------------------
 
-    def _chat(self, messages: list[dict[str, str]], **params: Any) -> Any:
+    def _chat(self, messages: list[ChatCompletionMessageParam], **params: Any) -> Any:
         """One chat.completions.create call, dropping `temperature` for models that refuse it."""
         if not self._send_temperature:
             params.pop("temperature", None)
         try:
             return self._client.chat.completions.create(
-                model=self.settings.model, messages=messages, **params
+                model=self._model, messages=messages, **params
             )
         except openai.BadRequestError as err:
             if "temperature" not in params or "temperature" not in _server_message(err).lower():
@@ -163,7 +169,7 @@ class LLMClient:
             self._send_temperature = False
             del params["temperature"]
             return self._client.chat.completions.create(
-                model=self.settings.model, messages=messages, **params
+                model=self._model, messages=messages, **params
             )
 
     def _schema_rejected(self, err: openai.APIStatusError) -> bool:
@@ -223,8 +229,12 @@ class LLMClient:
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
 
-def _message(role: str, content: str) -> dict[str, str]:
-    return {"role": role, "content": content}
+def _system(content: str) -> ChatCompletionSystemMessageParam:
+    return {"role": "system", "content": content}
+
+
+def _user(content: str) -> ChatCompletionUserMessageParam:
+    return {"role": "user", "content": content}
 
 
 def _with_schema(system: str, schema: dict) -> str:

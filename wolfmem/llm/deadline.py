@@ -14,6 +14,7 @@ the cost of a TCP connect (and a TLS handshake for a remote endpoint), small nex
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -60,10 +61,8 @@ class _Watchdog:
 
 
 def _shutdown(sock: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):  # already closed: the request ended on its own
         sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass  # already closed: the request ended on its own
 
 
 class _DeadlineStream(httpx2.SyncByteStream):

@@ -72,6 +72,7 @@ class EmbeddingClient:
         if not settings.model:
             raise EmbeddingsUnavailable("no embeddings model is configured; set embeddings.model")
         self.settings = settings
+        self._model: str = settings.model  # set, as checked just above
         self._client = openai.OpenAI(
             # Passed explicitly so OPENAI_API_KEY / OPENAI_BASE_URL in the environment never leak in.
             api_key=settings.api_key or PLACEHOLDER_KEY,
@@ -93,7 +94,7 @@ class EmbeddingClient:
         try:
             client = self._client if timeout is None else self._client.with_options(
                 timeout=openai.Timeout(timeout, connect=min(timeout, 5.0)))
-            reply = client.embeddings.create(model=self.settings.model, input=inputs, encoding_format="float")
+            reply = client.embeddings.create(model=self._model, input=inputs, encoding_format="float")
         except openai.APIStatusError as err:
             raise EmbeddingsUnavailable(self._scrub(
                 f"the embeddings endpoint {self.settings.endpoint} answered HTTP {err.status_code}: "

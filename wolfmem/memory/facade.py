@@ -260,7 +260,7 @@ class Memory:
             self.sync()
             checkpoint("reading the headings")
             headings = []
-            for name, rel in zip(CURATED, CURATED_PATHS):
+            for name, rel in zip(CURATED, CURATED_PATHS, strict=True):
                 headings.append((f"{name}.md", self._headings(rel)))
             counts = {source: self.index.doc_frequency("source", source) for source in SOURCES[:2]}
             return memory_map.render(headings, counts)
@@ -288,7 +288,10 @@ class Memory:
             return receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
-        """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
+        """Replace the fact at a line ref (from a search, get or receipt) with a corrected one.
+
+        The old line is archived.
+        """
         with self._lock:
             return self._corrections.update(ref, fact, expected)
 
@@ -358,7 +361,7 @@ def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(chosen)
 
 
-def _day(value: str | None, name: str) -> str | None:
+def _day(value: str | date | None, name: str) -> str | None:
     if value is None or value == "":
         return None
     if isinstance(value, (date, datetime)):

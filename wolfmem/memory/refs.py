@@ -129,7 +129,7 @@ def _excerpt(rel: str, lines: list[str], start: int, end: int, revision: str) ->
     last = start - 1
     cut_line = False
     for number in range(start, end + 1):
-        if number - start >= MAX_LINES or size + len(lines[number - 1]) > MAX_CHARS and chunk:
+        if number - start >= MAX_LINES or (size + len(lines[number - 1]) > MAX_CHARS and chunk):
             break
         line = lines[number - 1]
         if len(line) > MAX_CHARS:

@@ -74,7 +74,7 @@ def render(data: dict[str, Any]) -> str:
     lines = [
         f"vault:    {data['vault']}",
         f"state:    {data['state_dir']}",
-        f"daemon:   {'running (pid %s)' % daemon['pid'] if daemon['running'] else 'not running'}",
+        f"daemon:   {'running (pid {})'.format(daemon['pid']) if daemon['running'] else 'not running'}",
         f"log:      {daemon['log']}",
         f"index:    {index['facts']} facts in {index['files']} files; last sync {_when(index['last_sync'])}"
         if "error" not in index else f"index:    unavailable: {index['error']}",
@@ -83,7 +83,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"          last indexer error ({index['last_error']['at'] or 'this process'}): "
                      f"{index['last_error']['error']}")
     if index["stale_files"]:
-        lines.append(f"          {len(index['stale_files'])} file(s) changed since the last sync (the next search syncs them)")
+        lines.append(f"          {len(index['stale_files'])} file(s) changed since the last sync "
+                     "(the next search syncs them)")
     for rel, why in index["skipped_files"].items():
         lines.append(f"          skipped {rel}: {why}")
     lines.append(
@@ -121,7 +122,8 @@ def render(data: dict[str, Any]) -> str:
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     for link in data.get("ignored_links") or []:
-        lines.append(f"ignored link (it leads outside the vault, so it is never followed): {link['rel']} -> {link['target']}")
+        lines.append("ignored link (it leads outside the vault, so it is never followed): "
+                     f"{link['rel']} -> {link['target']}")
     return "\n".join(lines)
 
 

@@ -16,6 +16,7 @@ What inotify cannot see, and what is done about it:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from wolfmem.storage.vault import INDEXED_DIRS, Vault, is_indexable
 try:  # Linux only; elsewhere the import fails and the stat scan is used
     import inotify_simple
 except (ImportError, OSError, AttributeError):  # pragma: no cover - exercised only off Linux
-    inotify_simple = None  # type: ignore[assignment]
+    inotify_simple = None
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +126,8 @@ class InotifyChanges:
         identity = _identity(root)
         if identity != self._root_id:
             for wd in list(self._dirs):
-                try:
+                with contextlib.suppress(OSError):  # already gone with its folder
                     self._inotify.rm_watch(wd)
-                except OSError:
-                    pass  # already gone with its folder
             self._dirs.clear()
             self._root_id = identity
         if identity is None:

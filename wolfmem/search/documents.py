@@ -11,7 +11,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from wolfmem.core import markdown
@@ -46,7 +46,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     source = source_of(rel)
     day = episode_date(rel) or ""
     first_seen = first_seen or {}
-    facts = parsed.facts
+    facts: Sequence[markdown.Fact] = parsed.facts
     archived: dict[int, str] = {}
     if source == "archive":
         facts, archived = _archived_facts(facts)
@@ -77,7 +77,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     return docs
 
 
-def _archived_facts(facts: list[markdown.Fact]) -> tuple[list[markdown.Fact], dict[int, str]]:
+def _archived_facts(facts: Sequence[markdown.Fact]) -> tuple[list[markdown.Fact], dict[int, str]]:
     """Archive lines as the facts they hold (without their data comment), labelled with where they lived."""
     shown, days = [], {}
     for fact in facts:

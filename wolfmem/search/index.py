@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TypeVar
 
 from tenacity import (
     Retrying,
@@ -22,6 +23,7 @@ from tenacity import (
 from whoosh import index as whoosh_index
 from whoosh import query as wq
 from whoosh.filedb.filetables import FileFormatError
+from whoosh.searching import Hit
 from whoosh.writing import IndexingError
 
 from wolfmem.errors import DatabaseDamaged, IndexUnavailable, VaultBusy, storage_error
@@ -48,6 +50,8 @@ from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 from wolfmem.storage.db import ASIDE, move_aside
 
 log = logging.getLogger(__name__)
+
+Part = TypeVar("Part", bound=BulkPart)
 
 SCHEMA_VERSION = 8
 _VERSION_FILE = "wolfmem-schema.json"
@@ -271,7 +275,7 @@ class FactIndex:
                 raise storage_error(exc, "write the index at", self.directory) from None
             raise
 
-    def add_segments(self, build: Callable[[], Sequence[BulkPart]]) -> Sequence[BulkPart]:
+    def add_segments(self, build: Callable[[], list[Part]]) -> list[Part]:
         """Add the segments that `build` has other processes write into the index folder, in one commit.
 
         The index's write lock is held while `build` runs, so no commit can clean their files away.
@@ -332,7 +336,7 @@ class FactIndex:
         )
         return self._placed([(result, result.score) for result in results])[:limit]
 
-    def _placed(self, results: list[tuple[object, float]]) -> list[IndexHit]:
+    def _placed(self, results: list[tuple[Hit, float]]) -> list[IndexHit]:
         """Hits at their current lines; facts the catalog does not know (a crashed writer's) are dropped."""
         assert self.catalog is not None
         lines = self.catalog.lines([result["doc_id"] for result, _ in results])
@@ -358,7 +362,8 @@ class FactIndex:
     def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
         """The first facts passing the filters in date, file and line order."""
         # Lines live in the catalog, not in Whoosh, so the order within a file is made after the search.
-        hits = self._current_searcher().search(filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
+        query = filter_query(filters) or wq.Every()
+        hits = self._current_searcher().search(query, sortedby=["date", "path"], limit=None)
         placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
 

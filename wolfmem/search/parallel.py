@@ -122,7 +122,7 @@ def run(
     with ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(work, share) for share in shares]
         try:
-            for share, future in zip(shares, futures):
+            for share, future in zip(shares, futures, strict=True):
                 results.append(future.result())
                 done += len(share.rels)
                 if progress is not None:

@@ -164,7 +164,7 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
             phrase = query[start:end]
             data = parser.get_date_data(phrase) if is_date_phrase(phrase, query[:start]) else None
             if data is not None and data.date_obj is not None:
-                kind = data.period if data.period in ("week", "month", "year") else "day"
+                kind: Period = data.period if data.period in ("week", "month", "year") else "day"
                 found.append((start, end, data.date_obj.date(), kind))
                 if (start, end) == whole:
                     break

@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from whoosh import query as wq
-from whoosh.analysis import Filter, StemmingAnalyzer
+from whoosh.analysis import Filter, StemmingAnalyzer, Token
 from whoosh.fields import ID, TEXT, Schema
 
 from wolfmem.core.tokens import STOP_WORDS
@@ -84,7 +85,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 class _CJKBigrams(Filter):
     """Split runs of Chinese/Japanese characters into overlapping pairs, the usual CJK index unit."""
 
-    def __call__(self, tokens):
+    # Matches whoosh's Filter.__call__(tokens), as whoosh calls a filter; whoosh's own types give Filter
+    # a narrower signature than its base Composable.__call__(value, **kwargs), so no override satisfies both.
+    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:  # type: ignore[override]
         for token in tokens:
             text = token.text
             if len(text) < 3 or not _CJK.search(text):

@@ -9,13 +9,13 @@ import os
 import secrets
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from whoosh import index as whoosh_index
 from whoosh import scoring
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
-from whoosh.reading import EmptyReader, MultiReader, SegmentReader
+from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
@@ -39,7 +39,8 @@ class MappedStorage(FileStorage):
             if os.fstat(handle.fileno()).st_size == 0:
                 return super().open_file(name, **kwargs)
             mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        return StructFile(mapped, name=name, **kwargs)
+        # StructFile only seeks, reads and tells, which a read-only map does like a binary file.
+        return StructFile(cast(BinaryIO, mapped), name=name, **kwargs)
 
 
 class WorkerStorage(FileStorage):
@@ -61,7 +62,7 @@ def open_searcher(ix: whoosh_index.Index, fields: Iterable[str]) -> Searcher:
     return searcher
 
 
-def prime(reader: SegmentReader, fields: Iterable[str]) -> None:
+def prime(reader: IndexReader, fields: Iterable[str]) -> None:
     """Open the segment files Whoosh would otherwise open on first use, while they surely exist.
 
     A segment's stored fields and field lengths are separate files opened lazily; by then another
@@ -87,9 +88,9 @@ def refreshed(ix: whoosh_index.FileIndex, old: Searcher, fields: Iterable[str]) 
     """
     toc = ix._read_toc()
     kept = {
-        (reader.segment().segment_id(), reader.segment().deleted_count()): reader
+        (segment.segment_id(), segment.deleted_count()): reader
         for reader, _ in old.reader().leaf_readers()
-        if reader.segment() is not None
+        if (segment := reader.segment()) is not None
     }
     readers, opened = [], []
     try:

@@ -11,14 +11,6 @@ from pathlib import Path
 
 from wolfmem.errors import OutsideVault, StorageError
 from wolfmem.search import parallel
-from wolfmem.search.index import FactIndex
-from wolfmem.search.schema import FactDoc
-from wolfmem.storage.catalog import ManifestEntry
-from wolfmem.storage.state import StateStore
-from wolfmem.storage.vault import DiskFile, Vault, content_hash, source_of
-
-log = logging.getLogger(__name__)
-
 from wolfmem.search.documents import (
     RACY_WINDOW_NS,
     UNREADABLE,
@@ -26,6 +18,13 @@ from wolfmem.search.documents import (
     decode_note,
     look,
 )
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import FactDoc
+from wolfmem.storage.catalog import ManifestEntry
+from wolfmem.storage.state import StateStore
+from wolfmem.storage.vault import DiskFile, Vault, content_hash, source_of
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -61,7 +60,7 @@ def plan(
             entry is None
             or entry.mtime_ns != seen.mtime_ns
             or entry.size != seen.size
-            or racy and (entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS or entry.skipped.startswith(UNREADABLE))
+            or (racy and (entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS or entry.skipped.startswith(UNREADABLE)))
         ):
             check.append(rel)
     remove = [rel for rel in manifest if rel not in disk]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from wolfmem.storage.vault import INDEXED_DIRS, Vault, is_indexable
 
@@ -62,7 +63,7 @@ class ChangeFeed:
     def __init__(self, vault: Vault, on_change: Callable[[], None] | None = None) -> None:
         self.vault = vault
         self._on_change = on_change
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
         self._root_id: tuple[int, int] | None = None
 
     def start(self) -> None:

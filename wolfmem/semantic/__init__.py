@@ -1,1 +1,4 @@
-"""Optional semantic search: the vector store, dense ranking, fusion and the background embedder (the client is in llm/)."""
+"""Optional semantic search: the vector store, dense ranking, fusion and the background embedder.
+
+The embeddings client is in llm/.
+"""

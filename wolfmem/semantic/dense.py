@@ -72,14 +72,14 @@ class DenseView:
         sizes = [len(layout.lines) for layout in layouts]
         self._paths = paths
         self._path_of = np.repeat(np.arange(len(paths), dtype=np.int32), sizes)
-        self._lines = np.concatenate([l.lines for l in layouts]) if layouts else np.zeros(0, np.int32)
-        rows = np.concatenate([l.rows for l in layouts]) if layouts else np.zeros(0, np.int64)
+        self._lines = np.concatenate([layout.lines for layout in layouts]) if layouts else np.zeros(0, np.int32)
+        rows = np.concatenate([layout.rows for layout in layouts]) if layouts else np.zeros(0, np.int64)
         # A row committed after the matrix was mapped (a racing writer) is left out until next time.
         self._rows = np.where(rows < len(self._matrix), rows, -1)
         self._keys = [key for layout in layouts for key in layout.keys]
         self._spans = {}
         start = 0
-        for path, size in zip(paths, sizes):
+        for path, size in zip(paths, sizes, strict=True):
             self._spans[path] = (start, start + size)
             start += size
         index = np.arange(len(self._lines), dtype=np.int64)

@@ -111,9 +111,9 @@ class Hybrid:
             dense_pool[(hit.path, hit.line)] = score
         dense: dict[tuple[str, int], float] = {}
         for hit in lexical:
-            score = self.view.score_at(scores, hit.path, hit.line, fact_key(hit.text))
-            if score is not None:
-                dense[(hit.path, hit.line)] = score
+            at_line = self.view.score_at(scores, hit.path, hit.line, fact_key(hit.text))
+            if at_line is not None:
+                dense[(hit.path, hit.line)] = at_line
         lexical_scores = {(hit.path, hit.line): hit.score for hit in lexical}
         fused = fuse(lexical_scores, dense, dense_pool, weights.dense)
         return [dataclasses.replace(candidates[key], score=score) for key, score in fused[:limit]]
@@ -128,11 +128,11 @@ class Hybrid:
             best[hit.key] = max(best.get(hit.key, -np.inf), hit.score)
             at[(hit.path, hit.line, hit.key)] = hit.score
         wanted = dataclasses.replace(filters, keys=tuple(best))
-        placed = []
-        for hit in self.index.iter_facts(wanted):
-            key = fact_key(hit.text)
-            placed.append((hit, at.get((hit.path, hit.line, key), best.get(key, -np.inf))))
-        return [(hit, score) for hit, score in placed if np.isfinite(score)]
+        placed: list[tuple[IndexHit, float]] = []
+        for fact in self.index.iter_facts(wanted):
+            key = fact_key(fact.text)
+            placed.append((fact, at.get((fact.path, fact.line, key), best.get(key, -np.inf))))
+        return [(fact, score) for fact, score in placed if np.isfinite(score)]
 
     # -- dedup and saves ----------------------------------------------------------
     def similar(self, sentence: str) -> list[IndexHit]:

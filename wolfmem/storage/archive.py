@@ -99,7 +99,8 @@ def parse(line: str) -> ArchivedFact | None:
 def title(rel: str) -> str:
     """The first line of a new archive file."""
     month = rel.rsplit("/", 1)[-1].removeprefix(ARCHIVE_PREFIX).removesuffix(".md")
-    return f"# Archive {month}\n\nFacts that left the knowledge files, one per line. `wolfmem restore --fact REF` puts one back.\n"
+    return (f"# Archive {month}\n\n"
+            "Facts that left the knowledge files, one per line. `wolfmem restore --fact REF` puts one back.\n")
 
 
 def block(existing: str, records: Iterable[ArchivedFact], rel: str) -> str:

@@ -62,6 +62,7 @@ class Catalog(Store):
 
     SCHEMA = _SCHEMA
     MEND_DAMAGE = False
+    _db: sqlite3.Connection  # opened for the catalog's whole life, never closed to None
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -157,8 +158,8 @@ class Catalog(Store):
                             (path, entry.mtime_ns, entry.size, entry.revision, entry.checked_ns, entry.skipped),
                         )
                 written = {}
-                for path, rows in docs.items():
-                    new = {row.doc_id: row for row in rows}
+                for path, given in docs.items():
+                    new = {row.doc_id: row for row in given}
                     _apply(db, path, self._rows(path, generation), new)
                     written[path] = new
                 db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")

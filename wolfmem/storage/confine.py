@@ -36,7 +36,8 @@ _LINK_ERRORS = frozenset({errno.ELOOP, errno.EMLINK, errno.ENOTDIR})
 
 @dataclass(frozen=True)
 class Spot:
-    """A file by name inside an open folder: calls on it stay in that folder, whatever is renamed or linked meanwhile."""
+    """A file by name inside an open folder: calls on it stay in that folder, whatever is renamed or linked
+    meanwhile."""
 
     folder: int  # an open directory descriptor, owned by whoever made the Spot
     name: str
@@ -217,7 +218,10 @@ class Confined:
 
     # -- listing -----------------------------------------------------------------------------
     def tree(self, top: str) -> Iterator[tuple[str, os.stat_result]]:
-        """Every entry under a top-level folder (and the folder itself) with its lstat; links are listed, never entered."""
+        """Every entry under a top-level folder (and the folder itself) with its lstat.
+
+        Links are listed, never entered.
+        """
         root = self._open_root()
         try:
             yield from _tree(root, top, top)

@@ -17,18 +17,17 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import quote
 
 import filelock
+from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 from wolfmem.errors import database_error, sqlite_code, storage_error
 
 log = logging.getLogger(__name__)
-
-from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
 BUSY_SECONDS = 60.0
 ASIDE = "damaged"
@@ -112,7 +111,7 @@ def _healthy(path: Path, schema: str) -> sqlite3.Connection | None:
 
 def move_aside(path: Path) -> Path:
     """Rename a file (and its SQLite -wal/-shm companions) to `<name>.damaged-<UTC stamp>`; return the new path."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     aside = path.with_name(f"{path.name}.{ASIDE}-{stamp}")
     number = 1
     while aside.exists():

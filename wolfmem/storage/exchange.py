@@ -55,7 +55,8 @@ def replace_if_unchanged(path: Path | Spot, expected: bytes, data: bytes) -> tup
         try:
             if not current and _lstat(spot) is None:
                 try:
-                    os.link(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)  # create only if still absent
+                    # A link creates the file only if it is still absent.
+                    os.link(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
                 except FileExistsError:
                     found = read_or_empty(spot)
                     return found, found

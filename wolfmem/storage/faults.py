@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -122,7 +122,7 @@ def check(vault: Vault, writer: VaultWriter | None = None) -> list[Fault]:
 
 def _when(stamp: str) -> str:
     try:
-        moment = datetime.strptime(stamp[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc)
+        moment = datetime.strptime(stamp[:16], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     except ValueError:
         return stamp
     return moment.isoformat(timespec="seconds")

@@ -25,11 +25,11 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from wolfmem.core.markdown import content_lines
 from wolfmem.errors import WolfmemError
@@ -104,7 +104,12 @@ def _checked(record: Any) -> tuple[float, str, dict[str, str], list[str], list[s
     return float(at), path, seen, own, drop
 
 
-def _knowledge_path(path: Any) -> bool:
+def _after_last_line(text: str) -> Callable[[str], str]:
+    """Append `text`, ending first a line cut off by a crash or a sync tool, so it costs only itself."""
+    return lambda current: text if current.endswith("\n") or not current else "\n" + text
+
+
+def _knowledge_path(path: Any) -> TypeGuard[str]:
     return (
         isinstance(path, str) and path.startswith("knowledge/") and path.endswith(".md")
         and ".." not in path.split("/") and "\\" not in path and len(path) < 300
@@ -160,9 +165,7 @@ class Provenance:
         while batch := self.state.outbox(BATCH):
             text = "".join(json.dumps(record, sort_keys=True) + "\n" for _, record in batch)
             rel = f"{PROVENANCE_DIR}/{self.machine}/{self.writer.clock():%Y-%m}.jsonl"
-            # A line cut off by a crash or a sync tool is ended first, so it costs only itself.
-            self.writer.append(rel, lambda current: text if current.endswith("\n") or not current else "\n" + text,
-                               cause=Cause.PROVENANCE)
+            self.writer.append(rel, _after_last_line(text), cause=Cause.PROVENANCE)
             self.state.clear_outbox(number for number, _ in batch)
             total += len(batch)
         return total

@@ -206,7 +206,10 @@ class Vault:
         return [f"{folder}/{name}" for name in self._confined.names(folder) if fnmatch.fnmatchcase(name, pattern)]
 
     def notes(self, folder: str, pattern: str = "*.md") -> Iterator[tuple[str, bytes]]:
-        """Each matching file of a vault folder with its bytes; a link out of the vault or an unreadable file is skipped."""
+        """Each matching file of a vault folder with its bytes.
+
+        A link out of the vault or an unreadable file is skipped.
+        """
         for rel in self.names(folder, pattern):
             try:
                 yield rel, self.read_bytes(rel)

@@ -34,6 +34,7 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
     if query is not None:
         hits = memory.search(query, limit=args.get("limit", 10), **options)
         return ToolResult(_hits_text(query, hits), {"query": _cut(query), "results": [h.to_dict() for h in hits]})
+    assert queries is not None  # exactly one of the two, checked above
     limit = args.get("limit", BATCH_LIMIT)
     groups: list[dict[str, Any]] = []
     blocks: list[str] = []

@@ -15,7 +15,7 @@ from wolfmem.cancellation import Cancelled
 from wolfmem.errors import UsageError, WolfmemError, shown
 from wolfmem.memory.facade import Memory
 from wolfmem.tools.calls import ToolResult
-from wolfmem.tools.catalog import DOCTRINE, TOOLS, Tool
+from wolfmem.tools.catalog import TOOLS, Tool
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,8 @@ def parse_arguments(tool: Tool, arguments: Mapping[str, Any] | str | None) -> di
                 f"pass an object like {json.dumps(tool.example)}"
             ) from None
         except RecursionError:
-            raise UsageError(f"arguments are nested too deeply; pass an object like {json.dumps(tool.example)}") from None
+            raise UsageError(
+                f"arguments are nested too deeply; pass an object like {json.dumps(tool.example)}") from None
         except ValueError:  # not a syntax error (caught above): int() refuses numbers over 4,300 digits
             raise UsageError(
                 f"arguments hold a number too large to read; pass an object like {json.dumps(tool.example)}"

@@ -6,12 +6,12 @@ Deriving them (pydantic reads the dataclasses) keeps a schema from drifting away
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NotRequired
 
 from pydantic import TypeAdapter
 
 # pydantic needs typing_extensions.TypedDict before Python 3.12.
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from wolfmem.memory.corrections import Correction
 from wolfmem.memory.episodes import LogReceipt

@@ -29,7 +29,8 @@ _UPCOMING = re.compile(
 )
 
 _MONTH_NAMES = {m.lower(): n for n, m in enumerate(
-    ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"], 1)}
+    ["January", "February", "March", "April", "May", "June",
+     "July", "August", "September", "October", "November", "December"], 1)}
 
 _MONTH_RE = "|".join(sorted({*(_MONTH_NAMES), *(m[:3] for m in _MONTH_NAMES)}, key=len, reverse=True))
 
@@ -93,8 +94,8 @@ def mechanical_findings(rel: str, file_text: str, first_seen: dict[str, str], to
         if not facts:
             found.append(Finding("empty-section", rel, [f"## {section.heading}"], "the section has no facts"))
             continue
-        days = [first_seen.get(fact_key(f.text)) for f in facts]
-        if all(days) and max(days) < (today - timedelta(days=UNTOUCHED_DAYS)).isoformat():  # type: ignore[type-var]
+        days = [day for f in facts if (day := first_seen.get(fact_key(f.text)))]
+        if len(days) == len(facts) and max(days) < (today - timedelta(days=UNTOUCHED_DAYS)).isoformat():
             found.append(Finding(
                 "untouched", rel, [f"## {section.heading}"],
                 f"nothing in this section is newer than {max(days)} ({UNTOUCHED_DAYS}+ days); is it still current?",

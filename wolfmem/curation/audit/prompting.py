@@ -120,7 +120,7 @@ def curation_sections(text: str, month: str) -> str:
     for line in text.splitlines():
         heading = re.match(r"^## Curation (\d{4}-\d{2})-\d{2}", line)
         if line.startswith("## "):
-            keep = bool(heading) and heading.group(1) == month
+            keep = heading is not None and heading.group(1) == month
         elif line.startswith("# "):
             keep = False
         if keep:
@@ -174,7 +174,7 @@ def parse_reply(data: dict[str, Any]) -> tuple[str, list[AuditItem]]:
             continue
         lines = [x for x in _strings(raw.get("lines")) if x.strip()]
         evidence = _strings(raw.get("evidence"))
-        kind = raw.get("kind") if raw.get("kind") in KINDS else "stale"
+        kind = str(raw["kind"]) if raw.get("kind") in KINDS else "stale"
         items.append(AuditItem(kind, lines, " ".join(str(raw.get("explanation") or "").split()),
                                evidence, str(raw["action"]), " ".join(str(raw.get("new") or "").split())))
     return " ".join(str(data.get("summary") or "").split()), items

@@ -90,7 +90,8 @@ def audit_apply(
     as_json: JsonOption = False,
 ) -> None:
     """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
-    from wolfmem.curation.audit.run import apply_staged, latest_report_month
+    from wolfmem.curation.audit.report import latest_report_month
+    from wolfmem.curation.audit.run import apply_staged
 
     with open_memory(vault) as memory, errors():
         month = month or latest_report_month(memory)

@@ -25,6 +25,7 @@ from wolfmem.search.documents import (
     dated_facts,
     decode_note,
     look,
+    unreadable,
 )
 
 
@@ -244,8 +245,10 @@ class Syncer:
         try:
             stat = path.stat()
             data = self.vault.read_bytes(rel)
-        except (OSError, OutsideVault) as exc:
-            return old.skipped == f"{UNREADABLE}: {exc.strerror or exc}"
+        except OutsideVault:
+            return False  # swapped for a link out of the vault since the scan: the index must drop it
+        except OSError as exc:
+            return old.skipped == unreadable(exc)
         return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 
     def reindex_text(self, rel: str, data: bytes) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -55,3 +55,41 @@ def test_audit_apply_without_a_report_is_misuse(vault: Path) -> None:
     result = run_cli("audit", "apply", "--vault", str(vault))
     assert result.returncode == 2
     assert result.stderr == "wolfmem: there is no audit report yet; run `wolfmem audit --now` first\n"
+
+
+def test_a_job_that_fails_for_a_reason_says_it_in_one_line_without_a_traceback(vault: Path) -> None:
+    # A person's own note where this month's audit report goes: the audit refuses to overwrite it.
+    today = date.today()
+    (vault / "consolidated").mkdir(exist_ok=True)
+    for day in (today - timedelta(days=1), today, today + timedelta(days=1)):  # whichever day the CLI sees
+        (vault / f"consolidated/audit-{day:%Y-%m}.md").write_text("My own audit notes.\n")
+
+    result = run_cli("audit", "--now", "--vault", str(vault))
+
+    assert result.returncode == 1
+    assert "is not a wolfmem audit report; rename it" in result.stdout
+    (line,) = result.stderr.splitlines()  # one line, no traceback
+    assert line.startswith("wolfmem: audit for ") and "is not a wolfmem audit report" in line
+    assert (vault / f"consolidated/audit-{today:%Y-%m}.md").read_text() == "My own audit notes.\n"
+
+
+def test_an_unexpected_job_failure_keeps_its_traceback_in_the_log_file_only(
+    vault: Path, config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from wolfmem.cli.common import job_logging
+    from wolfmem.jobs.runner import JobRunner
+
+    def broken(run: object) -> dict:
+        raise RuntimeError("a bug in a job")
+
+    with Memory(vault, config, clock=lambda: NOW) as memory:
+        runner = JobRunner(memory, config, jobs={"curate": broken})
+        with job_logging(memory) as log_path:
+            assert runner.run_now("curate", NOW, day=date(2026, 10, 31))["status"] == "failed"
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr and "RuntimeError: a bug in a job" in stderr
+    assert f"(the traceback is in {log_path})" in stderr
+    logged = log_path.read_text()
+    assert "Traceback (most recent call last)" in logged and 'raise RuntimeError("a bug in a job")' in logged
+    assert "running curate for 2026-10-31" in logged  # the file gets the configured level, not just warnings
+    assert log_path == config.log_path(memory.vault.state_dir.name)  # the vault's own log, as the daemon's

@@ -15,6 +15,7 @@ from wolfmem.cli.common import (
     config_for,
     errors,
     fail,
+    job_logging,
     open_memory,
     parse_day,
     print_json,
@@ -104,7 +105,7 @@ def audit_apply(
 def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
     from wolfmem.jobs.runner import JobRunner
 
-    with open_memory(vault) as memory, errors():
+    with open_memory(vault) as memory, errors(), job_logging(memory):
         result = JobRunner(memory, memory.config).run_now(name, memory.clock(), **options)
     _show_result(result, as_json)
     if result.get("status") in {"failed", "error"}:

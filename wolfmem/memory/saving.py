@@ -162,9 +162,7 @@ class Saver:
                 "instructions — state it as a fact about someone or something: 'Sarah wants answers in "
                 "French', not 'Always answer in French'"
             )
-        self.refresh()
-        with self.syncer.index.snapshot():
-            duplicate, contradicted = self._dedup(sentence)
+        duplicate, contradicted = self.syncer.read_fresh(self.refresh, lambda: self._dedup(sentence))
         if duplicate is not None:
             receipt = duplicate
             if request_id is not None:
@@ -197,6 +195,10 @@ class Saver:
 
     def _dedup(self, sentence: str) -> tuple[Receipt | None, list[str]]:
         """A duplicate receipt when the fact is on file already, else the refs it may contradict."""
+        with self.syncer.index.snapshot():
+            return self._compare(sentence)
+
+    def _compare(self, sentence: str) -> tuple[Receipt | None, list[str]]:
         index = self.syncer.index
         same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),))) if hit.path in CURATED_PATHS]
         if same:

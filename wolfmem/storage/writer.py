@@ -131,13 +131,16 @@ class VaultWriter:
         backup: bool = False,
         composed: bool = True,
         on_commit: Callable[[Written[T]], None] | None = None,
+        decode: Callable[[bytes], str] | None = None,
     ) -> Written[T]:
         """Apply `transform` to the file's current text and land the result atomically, never over an editor.
 
         `transform` gets the current text ("" when the file is missing) and returns an Edit, or None to
         write nothing; it may run several times, once per retry, and may raise to abort. `composed`
         says the lines it adds are wolfmem's own (not a restore of old text). `on_commit` runs under
-        the lock right after the write lands.
+        the lock right after the write lands. `decode` turns the current bytes into the text given
+        to `transform`; by default a file that is not UTF-8 is refused (UsageError), as a person's file
+        must never be replaced by a guess at its text.
         """
         self.vault.resolve(rel)
         deadline = time.monotonic() + CAS_SECONDS
@@ -146,7 +149,7 @@ class VaultWriter:
             if attempt:
                 expected = base = self._read(rel)
             self._stage(Stage.READ, rel)
-            wanted = transform(_decode(base, rel))
+            wanted = transform(decode(base) if decode is not None else _decode(base, rel))
             if wanted is None:
                 return Written(rel, expected, expected, None, False)
             data = wanted.text.encode("utf-8")

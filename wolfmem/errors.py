@@ -80,6 +80,10 @@ class IndexUnavailable(WolfmemError):
     """The search index could not be brought up to date with the files on disk."""
 
 
+class IndexDamaged(IndexUnavailable):
+    """A read found the search index's files damaged; the index was moved aside, to be rebuilt from the files."""
+
+
 class VaultBusy(WolfmemError):
     """The vault lock could not be taken in time (another process holds it too long)."""
 

@@ -77,18 +77,12 @@ CALLS: dict[tuple[str, ...], Call] = {
     ("service", "uninstall"): Call(("service", "uninstall"), "no wolfmem service installed"),
     ("service", "status"): Call(("service", "status"), "not installed", code=1),
 }
-# Fails today with ImportError (cli/processes.py imports latest_report_month from the wrong module);
-# the fix is on another branch. strict: once it is merged this xpasses, and the mark must go.
-BROKEN = {("audit", "apply"): "audit apply dies with ImportError: cannot import name 'latest_report_month'"}
-
-
 def _name(path: tuple[str, ...]) -> str:
     return " ".join(path) or "wolfmem"
 
 
 def _cases() -> list[Any]:
-    return [pytest.param(path, id=_name(path), marks=[pytest.mark.xfail(strict=True, reason=BROKEN[path])]
-                         if path in BROKEN else []) for path in COMMANDS]
+    return [pytest.param(path, id=_name(path)) for path in COMMANDS]
 
 
 def test_every_command_has_a_call() -> None:

@@ -16,7 +16,7 @@ from wolfmem.curation.landing import apply_rewrite
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.run import make_curator, run
-from wolfmem.storage.vault import content_hash
+from wolfmem.storage.vault import CURATED_PATHS, content_hash
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 DAY = date(2026, 11, 29)
@@ -376,3 +376,31 @@ def test_apply_rewrite_refuses_custom_files_and_stale_bases(memory):
     assert fresh.revision == content_hash(new.encode())
     # What wolfmem wrote is now its snapshot: no line of it counts as a hand edit any more.
     assert "- Tom plays chess." in memory.state.snapshot_lines(PEOPLE)
+
+
+@pytest.mark.parametrize("bad", [PEOPLE, "knowledge/technical.md"], ids=["first-file", "later-file"])
+def test_a_curated_file_that_is_not_utf8_is_skipped_with_its_reason_and_the_others_are_curated(
+    memory, fake, curator, bad
+):
+    log_move(memory)
+    raw = b"# Technical\n\n## Shell\n- caf\xe9 uses zsh.\n"  # Latin-1, not UTF-8
+    (memory.vault.root / bad).write_bytes(raw)
+    texts = {rel: read(memory, rel) for rel in CURATED_PATHS if rel != bad}
+    fake.default = lambda request: (rewrite(texts[PEOPLE]) if request["messages"][1]["content"].startswith(
+        f"Curate {PEOPLE} ") else UNCHANGED)
+
+    result = run(memory, curator(), DAY)
+
+    assert result.files[bad].status == "skipped"
+    assert f"{bad} is not UTF-8 text" in result.files[bad].reasons[0]
+    assert (memory.vault.root / bad).read_bytes() == raw
+    prompts = [r["messages"][1]["content"] for r in fake.requests]
+    assert not any(p.startswith(f"Curate {bad} ") for p in prompts)
+    # Every other file was curated from its own text, not a neighbour's.
+    for rel, text in texts.items():
+        prompt = next(p for p in prompts if p.startswith(f"Curate {rel} "))
+        assert text.splitlines()[0] in prompt
+        assert result.files[rel].status == ("written" if rel == PEOPLE else "unchanged")
+    if bad != PEOPLE:
+        assert "- Tom lives in Oslo." in read(memory)
+    assert result.status == "partial"  # the skipped file is not done: its entries are offered again

@@ -12,6 +12,7 @@ import pytest
 from wolfmem import Config, Memory
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
+from wolfmem.jobs.tasks import JobStatus
 
 NOW = datetime(2026, 11, 5, 7, 0, tzinfo=UTC)
 
@@ -111,3 +112,21 @@ def test_lease_file_is_not_indexed(vault, tmp_path):
     write_lease(vault, "desktop-abcd", NOW)
     with Memory(vault, Config(state_dir=str(tmp_path / "state"))) as memory:
         assert not any(".wolfmem" in rel for rel in memory.vault.scan())
+
+
+def test_a_lease_that_is_not_utf8_is_stale_and_rewritten_keeping_its_bytes(vault, tmp_path):
+    damaged = b"\xff\xfe{\x00\"machine\": \"laptop-1234\"}\x00"  # a binary sync conflict, a bad sector
+    (vault / ".wolfmem").mkdir(exist_ok=True)
+    (vault / LEASE_REL).write_bytes(damaged)
+    config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off", schedule_audit="off")
+    with Memory(vault, config, clock=lambda: NOW) as memory:
+        memory.log_episode(["Tom moved to Oslo."], when=NOW - timedelta(days=1))
+        runner = JobRunner(memory.services)  # the real curation job, offline curator
+
+        result = runner.run_now("curate", NOW, day=date(2026, 11, 4))
+
+        assert result.status not in {JobStatus.FAILED, JobStatus.ERROR, JobStatus.SKIPPED}, result
+        lease = json.loads((vault / LEASE_REL).read_text("utf-8"))
+        assert lease["machine"] == runner.lease.machine and lease["done"] == {"curate": "2026-11-04"}
+        assert (vault / f"{LEASE_REL}.bak").read_bytes() == damaged
+        assert runner.lease.check(NOW).ok

@@ -16,7 +16,7 @@ from apscheduler.triggers.cron import CronTrigger
 from conftest import REPO
 
 from wolfmem import Config, Memory
-from wolfmem.errors import ConfigError, UsageError
+from wolfmem.errors import ConfigError, LLMError, UsageError
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 from wolfmem.jobs.schedule import parse_schedule
 from wolfmem.jobs.tasks import JobResult, JobRun, JobStatus
@@ -203,6 +203,18 @@ def test_failure_is_recorded_and_retried_with_backoff(vault, tmp_path, calls):
     assert (record["failures"], record["retry_at"], record["last_success"]) == (0, None, "2026-11-04")
     assert len(calls.of("curate")) == 3
     assert {run.since for run in calls.of("curate")} == {date(2026, 11, 4)}
+
+
+@pytest.mark.parametrize(("error", "traceback"), [(LLMError("the model is down"), False),
+                                                  (RuntimeError("a bug"), True)], ids=["expected", "unexpected"])
+def test_only_an_unexpected_failure_is_logged_with_its_traceback(vault, tmp_path, calls, caplog, error, traceback):
+    runner = make_runner(vault, tmp_path, calls, at("2026-11-05"))
+    calls.fail = error
+    with caplog.at_level("INFO", logger="wolfmem"):
+        assert runner.run_now("curate", at("2026-11-05"), day=date(2026, 11, 4)).status == "failed"
+    failed = [r for r in caplog.records if r.levelname in ("WARNING", "ERROR")]
+    assert any(f"{type(error).__name__}: {error}" in r.getMessage() for r in failed)
+    assert any(r.exc_info for r in failed) is traceback
 
 
 def test_a_failed_status_from_the_job_counts_as_failure(vault, tmp_path):

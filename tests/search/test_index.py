@@ -160,3 +160,42 @@ def test_corrupt_index_is_rebuilt(vault: Path, config: Config, damage: str) -> N
     with Memory(vault, config) as memory:
         assert found(memory) == BOTH
         assert memory.index.count() == 2
+
+
+def cut_in_half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("victim", ["largest", ".pst", "_text_len.col"])
+@pytest.mark.parametrize("how", ["search", "edit-then-search", "save"])
+def test_a_segment_file_cut_short_is_found_when_read_moved_aside_and_rebuilt(
+    vault: Path, config: Config, caplog: pytest.LogCaptureFixture, victim: str, how: str
+) -> None:
+    """Opening a searcher reads no postings or field lengths: the damage shows only when a read meets it."""
+    from wolfmem.storage.faults import replaced_files
+
+    people = vault / "knowledge/people.md"
+    people.write_text("# People\n\n## Sarah\n\n- Sarah is my manager.\n" + "".join(
+        f"- Colleague number {n} works on the billing service.\n" for n in range(200)))
+    with Memory(vault, config) as memory:
+        assert {h.path for h in memory.search("manager")} == {"knowledge/people.md"}
+        index_dir = memory.vault.index_dir
+    segments = sorted((p for p in index_dir.iterdir() if p.is_file() and p.name.startswith("MAIN_")),
+                      key=lambda p: p.stat().st_size)
+    cut_in_half(segments[-1] if victim == "largest" else next(p for p in segments if p.name.endswith(victim)))
+
+    with Memory(vault, config) as memory:
+        if how == "edit-then-search":  # the sync deletes the file's old facts, reading the damaged postings
+            people.write_text(people.read_text().replace("Sarah is my manager", "Sarah is my mentor"))
+            assert [h.text for h in memory.search("mentor")][:1] == ["Sarah is my mentor."]
+        elif how == "save":  # the duplicate check reads the index
+            assert memory.save("Sarah is my manager.", "people", "Sarah").status == "duplicate"
+        else:
+            assert [h.text for h in memory.search("manager")][:1] == ["Sarah is my manager."]
+        assert memory.index.count() == 201
+        assert [h.text for h in memory.search("colleague 117 billing")][:1] == [
+            "Colleague number 117 works on the billing service."]
+    assert any("moved it aside" in r.getMessage() and "rebuilt" in r.getMessage() for r in caplog.records)
+    (fault,) = replaced_files(index_dir.parent)
+    assert fault.message.startswith("index was found damaged") and "rebuilt from the files" in fault.message

@@ -218,3 +218,16 @@ def test_progress_is_reported(memory: Memory) -> None:
     memory.reindex(lambda done, total: calls.append((done, total)))
     total = len(memory.vault.scan())
     assert calls[-1] == (total, total)
+
+
+def test_a_file_swapped_for_a_link_out_since_the_scan_is_not_unchanged(memory: Memory, tmp_path: Path) -> None:
+    """The fallback when the state folder refuses the index's writes asks whether each planned file still holds
+    what the index has; one that became a link out of the vault does not (the index must drop it)."""
+    path = write(memory, "knowledge/recipes.md", "# Recipes\n\n- Pancakes need buttermilk.\n")
+    memory.sync()
+    recorded = memory.syncer.manifest()["knowledge/recipes.md"]
+    outside = tmp_path / "outside.md"
+    outside.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(outside)
+    assert memory.syncer._unchanged("knowledge/recipes.md", recorded) is False

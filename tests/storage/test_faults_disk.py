@@ -187,3 +187,34 @@ def test_a_read_only_state_folder_serves_reads_refuses_writes_and_recovers(tmp_p
                 assert searchable(memory, FACTS[1])
         finally:
             remount(disk, "rw")
+
+
+def test_a_save_that_lands_on_a_full_state_folder_says_saved_with_a_warning(tmp_path, monkeypatch, caplog):
+    with small_disk(tmp_path / "disk", "6m") as disk:
+        config = Config(state_dir=str(disk / "state"))
+        vault = tmp_path / "vault"
+        use_vault(monkeypatch, vault, config)
+        with Memory(vault, config) as memory:
+            memory.save(FACTS[0], "people", "Ana")
+            filler = fill(disk)
+
+            receipt = memory.save(FACTS[1], "people", "Ben", request_id="req-ben")
+
+            assert receipt.status == "saved"
+            people = vault / "knowledge/people.md"
+            assert people.read_text().count(FACTS[1]) == 1  # the bullet is on file: the vault is the truth
+            assert receipt.warning and "not recorded" in receipt.warning and "disk is full" in receipt.warning
+            assert "disk is full" in receipt.message
+            assert any(r.levelname == "WARNING" and "disk is full" in r.getMessage() for r in caplog.records)
+            # A retry with the same request_id while the disk is full: refused before anything is written
+            # (the index cannot take the new line yet), never written twice.
+            with pytest.raises(StorageError, match="disk is full"):
+                memory.save(FACTS[1], "people", "Ben", request_id="req-ben")
+            assert people.read_text().count(FACTS[1]) == 1
+
+            filler.unlink()
+            # Once space returns the retry is answered from the file: the same line, still once.
+            again = memory.save(FACTS[1], "people", "Ben", request_id="req-ben")
+            assert (again.status, again.ref, again.warning) == ("duplicate", receipt.ref, None)
+            assert people.read_text().count(FACTS[1]) == 1
+            assert searchable(memory, FACTS[1])

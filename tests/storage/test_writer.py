@@ -227,3 +227,33 @@ def test_the_write_module_is_the_only_writer_of_vault_files() -> None:
     # These write files of the per-machine state folder, never of the vault: the machine id, and a
     # damaged database moved aside.
     assert sorted(offenders) == ["storage/db.py", "storage/machine.py"]
+
+
+def test_a_file_that_is_not_utf8_is_never_overwritten_by_default(memory: Memory) -> None:
+    from wolfmem.errors import UsageError
+
+    raw = b"# People\n\n## Ann\n- Ann likes caf\xe9 au lait.\n"  # Latin-1: a person's file, not ours to guess at
+    (memory.vault.root / PEOPLE).write_bytes(raw)
+    with pytest.raises(UsageError, match=r"knowledge/people\.md is not UTF-8 text"):
+        memory.save("Ann is the CTO.", type="people", topic="Ann")
+    with pytest.raises(UsageError, match="not UTF-8"):
+        memory.writer.edit(PEOPLE, lambda text: Edit(text + "- more\n"), cause=Cause.SAVE)
+    assert (memory.vault.root / PEOPLE).read_bytes() == raw
+    assert not (memory.vault.root / f"{PEOPLE}.bak").exists()
+
+
+def test_a_caller_that_says_how_to_decode_can_replace_a_file_that_is_not_utf8(memory: Memory) -> None:
+    rel = ".wolfmem/scratch.json"
+    (memory.vault.root / ".wolfmem").mkdir(exist_ok=True)
+    (memory.vault.root / rel).write_bytes(b"\xff\xfe{")
+    seen: list[str] = []
+
+    def transform(text: str) -> Edit[None]:
+        seen.append(text)
+        return Edit("{}\n")
+
+    memory.writer.edit(rel, transform, cause=Cause.LEASE, backup=True,
+                       decode=lambda data: data.decode("utf-8", errors="replace"))
+    assert seen == ["\ufffd\ufffd{"]
+    assert (memory.vault.root / rel).read_text() == "{}\n"
+    assert (memory.vault.root / f"{rel}.bak").read_bytes() == b"\xff\xfe{"

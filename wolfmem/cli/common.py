@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,57 @@ def errors() -> Iterator[None]:
         fail(str(storage_error(exc, "use", exc.filename or "a file")), 1)
     except sqlite3.Error as exc:
         fail(str(database_error(exc, "wolfmem's state folder")), 1)
+
+
+class _OneLine(logging.Formatter):
+    """A record as one line for the person at the terminal; a traceback is left to the log file."""
+
+    def __init__(self, log_path: Path | None) -> None:
+        super().__init__()
+        self.log_path = log_path
+
+    def format(self, record: logging.LogRecord) -> str:
+        where = f" (the traceback is in {self.log_path})" if record.exc_info and self.log_path else ""
+        return f"wolfmem: {record.getMessage()}{where}"
+
+
+@contextmanager
+def job_logging(memory: Memory) -> Iterator[Path | None]:
+    """While a job runs: warnings to stderr, one line each; the configured level, tracebacks too, to the vault's log.
+
+    The log file is the daemon's own (see `wolfmem status`), so a manual run is on record beside the
+    scheduled ones. Yields its path, or None when the log folder cannot be created.
+    """
+    level = logging.getLevelNamesMapping()[memory.config.log_level.upper()]
+    handlers: list[logging.Handler] = []
+    path: Path | None = None
+    log_path = memory.config.log_path(memory.vault.state_dir.name)
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        to_file = logging.FileHandler(log_path, encoding="utf-8")
+    except OSError:
+        pass  # no log file: the command still runs, and still says what went wrong on stderr
+    else:
+        to_file.setLevel(level)
+        to_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handlers.append(to_file)
+        path = log_path
+    stderr = logging.StreamHandler()
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(_OneLine(path))
+    handlers.append(stderr)
+    root = logging.getLogger("wolfmem")
+    old_level = root.level
+    root.setLevel(min(level, logging.WARNING))
+    for handler in handlers:
+        root.addHandler(handler)
+    try:
+        yield path
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(old_level)
 
 
 def config_for(vault: Path | None) -> Config:

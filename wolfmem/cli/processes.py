@@ -15,6 +15,7 @@ from wolfmem.cli.common import (
     config_for,
     errors,
     fail,
+    job_logging,
     open_memory,
     parse_day,
     print_json,
@@ -90,7 +91,8 @@ def audit_apply(
     as_json: JsonOption = False,
 ) -> None:
     """Apply the changes a staged audit report proposes; changed lines are marked stale, not applied."""
-    from wolfmem.curation.audit.run import apply_staged, latest_report_month
+    from wolfmem.curation.audit.report import latest_report_month
+    from wolfmem.curation.audit.run import apply_staged
 
     with open_memory(vault) as memory, errors():
         month = month or latest_report_month(memory.services)
@@ -103,7 +105,7 @@ def audit_apply(
 def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
     from wolfmem.jobs.runner import JobRunner
 
-    with open_memory(vault) as memory, errors():
+    with open_memory(vault) as memory, errors(), job_logging(memory):
         result = JobRunner(memory.services).run_now(name, memory.services.clock(), **options)
     _show_result(result.to_dict(), as_json)
     if result.failed:

@@ -126,6 +126,7 @@ def _gather(
             inputs.unreadable[rel] = (
                 f"skipped: {rel} is not UTF-8 text ({exc.reason} at byte {exc.start}); fix it and curation resumes"
             )
+            continue
         except WolfmemError as exc:
             inputs.unreadable[rel] = f"skipped: {exc}; curation resumes once it can be read"
             continue

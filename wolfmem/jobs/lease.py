@@ -20,8 +20,9 @@ when, and each job's last completed period. The rules:
    CLAIM_HORIZON ahead of this machine's clock is nonsense (a broken clock, a hand edit) and ignored,
    so it cannot stop a job for good.
 5. A takeover starts right after the last period done, so no day is left out.
-6. A lease file that is not JSON, or whose fields are missing or of the wrong type, is stale: a warning
-   is logged, its valid `done` entries still count, and the next machine to run rewrites it.
+6. A lease file that is not UTF-8 or not JSON, or whose fields are missing or of the wrong type, is stale: a
+   warning is logged, its valid `done` entries still count, and the next machine to run rewrites it,
+   keeping what it held in `lease.json.bak`.
 """
 
 from __future__ import annotations
@@ -267,9 +268,20 @@ class LeaseFile:
             self._remember(done)
             return Edit(json.dumps(holder.to_dict(), indent=2) + "\n", check)
 
-        written = self.writer.edit(LEASE_REL, transform, cause=Cause.LEASE)
+        # Bytes that are not UTF-8 are damage like any other (rule 6); a damaged lease is kept in lease.json.bak.
+        written = self.writer.edit(LEASE_REL, transform, cause=Cause.LEASE, backup=self._damaged(),
+                                   decode=lambda data: data.decode("utf-8", errors="replace"))
         assert written.detail is not None
         return written.detail
+
+    def _damaged(self) -> bool:
+        """Whether lease.json holds something other than a lease (not UTF-8, not JSON, wrong fields)."""
+        try:
+            return bool(parse_lease(self.writer.vault.read_bytes(LEASE_REL).decode("utf-8")).problems)
+        except UnicodeDecodeError:
+            return True
+        except (OSError, WolfmemError):
+            return False  # missing or unreadable: nothing to keep, or the write fails with the reason
 
     # -- this machine's memory of the lease -------------------------------------------------------------
     def _seen_since(self, text: str, now: datetime) -> datetime:

@@ -80,7 +80,10 @@ class JobRunner:
                 return None
             return self._attempt(name, now, period, day, manual=False)
         except Exception as exc:  # the scheduler's edge: log it, record it, keep the daemon alive
-            log.exception("job %s could not be checked", name)
+            if isinstance(exc, WolfmemError):  # a reason, not a bug: one line says it all
+                log.warning("job %s could not be checked: %s", name, exc)
+            else:
+                log.exception("job %s could not be checked", name)
             return JobResult(name, JobStatus.ERROR, f"{type(exc).__name__}: {exc}")
 
     def run_now(
@@ -210,7 +213,9 @@ class JobRunner:
             status = JobStatus(str(outcome.get("status") or "ok"))  # an unknown status is a failing job
             reason = outcome.get("reason") or (outcome.get("summary") if status in FAILED else None)
         except Exception as exc:  # a job's failure is recorded and retried, never raised into the scheduler
-            log.exception("%s for %s failed", name, run.period)
+            # An expected failure is told by its reason in the warning below; only a bug needs its traceback.
+            if not isinstance(exc, WolfmemError):
+                log.exception("%s for %s failed unexpectedly", name, run.period)
             outcome, status, reason = {}, JobStatus.FAILED, f"{type(exc).__name__}: {exc}"
         finished = self.services.clock()
         log.info("%s for %s finished in %.1f s: %s (%s)", name, run.period,

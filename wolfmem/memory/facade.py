@@ -32,7 +32,7 @@ from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
 from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.search.index import FactIndex
-from wolfmem.search.schema import Filters
+from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.services import Clock, open_services
@@ -224,16 +224,17 @@ class Memory:
         dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
             checkpoint("bringing the index up to date")
-            self.sync()
-            checkpoint("searching the index")
-            with self.index.snapshot():
-                if self.hybrid is None:
-                    results = query.run(self.index, dates.text, filters, limit, dates)
-                else:
-                    results = self.hybrid.search(dates.text, filters, limit, dates=dates)
+            results = self.syncer.read_fresh(self.sync, lambda: self._query(dates, filters, limit))
         hits = [_to_hit(result) for result in results]
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits
+
+    def _query(self, dates: query_dates.DatedQuery, filters: Filters, limit: int) -> list[IndexHit]:
+        checkpoint("searching the index")
+        with self.index.snapshot():
+            if self.hybrid is None:
+                return query.run(self.index, dates.text, filters, limit, dates)
+            return self.hybrid.search(dates.text, filters, limit, dates=dates)
 
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
@@ -257,12 +258,12 @@ class Memory:
     def memory_map(self) -> str:
         """The `<memory_map>` block: the `##` headers of the five curated files and coarse counts."""
         with self._lock:
-            self.sync()
+            counts = self.syncer.read_fresh(
+                self.sync, lambda: {source: self.index.doc_frequency("source", source) for source in SOURCES[:2]})
             checkpoint("reading the headings")
             headings = []
             for name, rel in zip(CURATED, CURATED_PATHS, strict=True):
                 headings.append((f"{name}.md", self._headings(rel)))
-            counts = {source: self.index.doc_frequency("source", source) for source in SOURCES[:2]}
             return memory_map.render(headings, counts)
 
     def _headings(self, rel: str) -> list[str]:

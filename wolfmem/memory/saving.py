@@ -6,7 +6,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -63,14 +63,15 @@ class Receipt:
     possibly_contradicts: list[str] = field(default_factory=list)
     # True when a retry with the same request_id got the first call's receipt back.
     replayed: bool = False
+    # Saved, but this machine's bookkeeping of it failed (a full state folder): what was not recorded.
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
         data = asdict(self)
-        if data["duplicate_of"] is None:
-            del data["duplicate_of"]
-        if not data["possibly_contradicts"]:
-            del data["possibly_contradicts"]
+        for optional in ("duplicate_of", "possibly_contradicts", "warning"):
+            if not data[optional]:
+                del data[optional]
         return data
 
 
@@ -162,9 +163,7 @@ class Saver:
                 "instructions — state it as a fact about someone or something: 'Sarah wants answers in "
                 "French', not 'Always answer in French'"
             )
-        self.refresh()
-        with self.syncer.index.snapshot():
-            duplicate, contradicted = self._dedup(sentence)
+        duplicate, contradicted = self.syncer.read_fresh(self.refresh, lambda: self._dedup(sentence))
         if duplicate is not None:
             receipt = duplicate
             if request_id is not None:
@@ -188,15 +187,24 @@ class Saver:
             )
         return receipt
 
-    def _remember(self, request_id: str, receipt: Receipt, fact: str) -> None:
-        """Keep the answer to a request_id, with the fact it answered, so a reuse with another fact is caught."""
+    def _remember(self, request_id: str, receipt: Receipt, fact: str) -> str | None:
+        """Keep the answer to a request_id, with the fact it answered, so a reuse with another fact is caught.
+
+        None when it was kept; else what went wrong.
+        """
         try:
             self.state.put_receipt(request_id, {**asdict(receipt), _FACT: fact}, self.clock().date().isoformat())
         except StorageError as exc:  # the fact is on file; a retry finds it there and answers "duplicate"
             log.warning("saved, but the receipt for request %s was not kept (%s)", request_id, exc)
+            return f"the receipt for request_id {shown(request_id)} was not kept ({exc})"
+        return None
 
     def _dedup(self, sentence: str) -> tuple[Receipt | None, list[str]]:
         """A duplicate receipt when the fact is on file already, else the refs it may contradict."""
+        with self.syncer.index.snapshot():
+            return self._compare(sentence)
+
+    def _compare(self, sentence: str) -> tuple[Receipt | None, list[str]]:
         index = self.syncer.index
         same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),))) if hit.path in CURATED_PATHS]
         if same:
@@ -261,18 +269,30 @@ class Saver:
                 raise InvalidFact(str(exc)) from None
             return Edit(new_text, self._saved(rel, line, heading, contradicted))
 
+        unrecorded: list[str] = []
+
         def remember(written: Written[Receipt]) -> None:
-            if written.detail is not None:
+            # The bullet is on file by now: nothing below may turn the save into a failure.
+            unrecorded.extend(written.warnings)
+            if written.detail is None:
+                return
+            try:
                 self.state.note_issued([(rel, written.detail.line, key)])
-            if request_id is not None and written.detail is not None:
-                self._remember(request_id, written.detail, asked)
+            except StorageError as exc:
+                log.warning("saved, but its ref %s was not recorded as handed out (%s)", written.detail.ref, exc)
+                unrecorded.append(f"its ref was not recorded as handed out ({exc})")
+            if request_id is not None:
+                unrecorded.extend(filter(None, [self._remember(request_id, written.detail, asked)]))
 
         try:
             written = self.writer.edit(rel, insert, cause=Cause.SAVE, on_commit=remember)
         except _Answered as answer:
             return answer.receipt
         assert written.detail is not None
-        return written.detail
+        if not unrecorded:
+            return written.detail
+        warning = "saved, but on this machine " + "; ".join(unrecorded)
+        return replace(written.detail, warning=warning, message=f"{written.detail.message} Warning: {warning}.")
 
     @staticmethod
     def _saved(rel: str, line: int, heading: str, contradicted: list[str]) -> Receipt:

@@ -37,6 +37,11 @@ CONTEXT_LINES = 2
 UNREADABLE = "cannot read"
 
 
+def unreadable(exc: OSError) -> str:
+    """The reason recorded for a file the OS refused to read."""
+    return f"{UNREADABLE}: {exc.strerror or exc}"
+
+
 def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
     """The index documents of one file's text: one per fact, with its neighbours as context.
 
@@ -139,7 +144,7 @@ def look(
     except (FileNotFoundError, OutsideVault):
         return Looked(None)  # gone, or swapped for a link out of the vault since the scan: never indexed
     except OSError as exc:
-        why = f"{UNREADABLE}: {exc.strerror or exc}"
+        why = unreadable(exc)
         if old is not None and old.skipped == why:
             return Looked(old)  # still unreadable, as recorded: nothing to write
         log.warning("skipped %s: cannot read it (%s)", rel, exc)

@@ -26,7 +26,7 @@ from whoosh.filedb.filetables import FileFormatError
 from whoosh.searching import Hit
 from whoosh.writing import IndexingError
 
-from wolfmem.errors import DatabaseDamaged, IndexUnavailable, VaultBusy, storage_error
+from wolfmem.errors import DatabaseDamaged, IndexDamaged, IndexUnavailable, VaultBusy, storage_error
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
     BulkPart,
@@ -173,12 +173,29 @@ class FactIndex:
                     self._damage, aside)
         self._damage = None
 
-    def _rebuild_damaged(self, damage: DatabaseDamaged) -> None:
-        """Start over from an empty index after finding its catalog damaged while in use."""
+    def _rebuild_damaged(self, damage: str) -> None:
+        """Start over from an empty index after finding it damaged while in use (the next sync fills it)."""
         with self._lock():
-            self._damage = str(damage)
             self.close()
-            self._create()
+            if self._marker_identity() == self._identity:  # not already rebuilt by another process
+                self._damage = damage
+                self._create()
+        self.open()
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Whoosh work that meets damaged segment files moves the index aside and raises IndexDamaged.
+
+        Opening a searcher reads each segment's terms, not its postings or field lengths: a postings
+        file cut short shows up only when a search or a deletion reads it.
+        """
+        try:
+            yield
+        except _CORRUPT as exc:
+            damage = f"{type(exc).__name__}: {exc}"
+            self._rebuild_damaged(damage)
+            raise IndexDamaged(f"the search index was damaged ({damage}); it was moved aside and is "
+                               "rebuilt from the files at the next sync") from exc
 
     def reset(self) -> None:
         """Drop everything and start from an empty index (the caller re-indexes)."""
@@ -207,7 +224,7 @@ class FactIndex:
         try:
             return self.catalog.manifest()
         except DatabaseDamaged as exc:
-            self._rebuild_damaged(exc)  # every sync starts here, so the index heals at the next search
+            self._rebuild_damaged(str(exc))  # every sync starts here, so the index heals at the next search
         assert self.catalog is not None
         return self.catalog.manifest()
 
@@ -262,18 +279,19 @@ class FactIndex:
             # frames lets go of it now, not at some later garbage collection.
             traceback.clear_frames(exc.__traceback__)
             raise storage_error(exc, "write the index at", self.directory) from None
-        try:
-            gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
-            if gone:
-                writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
-            for doc in docs:
-                writer.add_document(**fields(doc))
-            writer.commit()
-        except BaseException as exc:
-            _abandon(writer)
-            if isinstance(exc, OSError):
-                raise storage_error(exc, "write the index at", self.directory) from None
-            raise
+        with self._reading():  # a deletion and a merge read the segments already there
+            try:
+                gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
+                if gone:
+                    writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
+                for doc in docs:
+                    writer.add_document(**fields(doc))
+                writer.commit()
+            except BaseException as exc:
+                _abandon(writer)
+                if isinstance(exc, OSError):
+                    raise storage_error(exc, "write the index at", self.directory) from None
+                raise
 
     def add_segments(self, build: Callable[[], list[Part]]) -> list[Part]:
         """Add the segments that `build` has other processes write into the index folder, in one commit.
@@ -284,17 +302,18 @@ class FactIndex:
         self.open()
         assert self._ix is not None and self.catalog is not None
         writer = self._ix.writer(timeout=30.0, compound=False)
-        try:
-            parts = build()
-            rows = {path: part_rows for part in parts for path, part_rows in part.rows.items()}
-            entries = {path: entry for part in parts for path, entry in part.entries.items()}
-            gone = [wq.Term("path", path) for path, entry in entries.items() if entry is None or path in rows]
-            if gone:
-                writer.delete_by_query(wq.Or(gone))
-            segments = [part.segment for part in parts if part.segment is not None]
-        except BaseException:
-            writer.cancel()
-            raise
+        with self._reading():  # deleting the files' old facts reads the postings already there
+            try:
+                parts = build()
+                rows = {path: part_rows for part in parts for path, part_rows in part.rows.items()}
+                entries = {path: entry for part in parts for path, entry in part.entries.items()}
+                gone = [wq.Term("path", path) for path, entry in entries.items() if entry is None or path in rows]
+                if gone:
+                    writer.delete_by_query(wq.Or(gone))
+                segments = [part.segment for part in parts if part.segment is not None]
+            except BaseException:
+                writer.cancel()
+                raise
         # A merge policy that merges nothing and lists the new segments: Whoosh's documented hook.
         writer.commit(mergetype=lambda _writer, kept: [*kept, *segments])
         for scratch in self.directory.glob(f"{WORKER_SCRATCH}*"):  # left by a worker that was killed
@@ -325,6 +344,10 @@ class FactIndex:
         ]
         searcher = self._current_searcher()
         query = wq.Or(clauses)
+        with self._reading():
+            return self._search(searcher, query, filters, limit)
+
+    def _search(self, searcher, query: wq.Or, filters: Filters, limit: int) -> list[IndexHit]:
         chosen, mask = split_sources(searcher, filters)
         # A tree of union matchers scoring every posting: for a segment under 5,000 facts Whoosh
         # would pick its array matcher, which zeroes a 2,048-slot array in Python per block of
@@ -348,23 +371,28 @@ class FactIndex:
 
     def count(self) -> int:
         """How many facts the index holds."""
-        return self._current_searcher().doc_count()
+        with self._reading():
+            return self._current_searcher().doc_count()
 
     def doc_frequency(self, field: str, term: str) -> int:
         """How many facts hold a term in a field."""
-        return self._current_searcher().doc_frequency(field, term)
+        with self._reading():
+            return self._current_searcher().doc_frequency(field, term)
 
     def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
         """Every stored fact passing the filters, in no particular order."""
-        hits = self._current_searcher().search(filter_query(filters) or wq.Every(), limit=None)
-        yield from self._placed([(result, 0.0) for result in hits])
+        with self._reading():
+            hits = self._current_searcher().search(filter_query(filters) or wq.Every(), limit=None)
+            placed = self._placed([(result, 0.0) for result in hits])
+        yield from placed
 
     def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
         """The first facts passing the filters in date, file and line order."""
         # Lines live in the catalog, not in Whoosh, so the order within a file is made after the search.
-        query = filter_query(filters) or wq.Every()
-        hits = self._current_searcher().search(query, sortedby=["date", "path"], limit=None)
-        placed = self._placed([(result, 0.0) for result in hits])
+        with self._reading():
+            hits = self._current_searcher().search(
+                filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
+            placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
 
     @contextlib.contextmanager
@@ -389,10 +417,11 @@ class FactIndex:
             return self._pinned
         self.open()
         assert self._ix is not None
-        if self._searcher is not None and not self._retry(self._searcher.up_to_date):
-            self._searcher = self._retry(lambda: refreshed(self._ix, self._searcher, FIELD_WEIGHTS))
-        if self._searcher is None:
-            self._searcher = self._retry(lambda: open_searcher(self._ix, FIELD_WEIGHTS))
+        with self._reading():  # another process's commit may bring a damaged segment
+            if self._searcher is not None and not self._retry(self._searcher.up_to_date):
+                self._searcher = self._retry(lambda: refreshed(self._ix, self._searcher, FIELD_WEIGHTS))
+            if self._searcher is None:
+                self._searcher = self._retry(lambda: open_searcher(self._ix, FIELD_WEIGHTS))
         return self._searcher
 
     @staticmethod

@@ -8,8 +8,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
-from wolfmem.errors import OutsideVault, StorageError
+from wolfmem.errors import IndexDamaged, OutsideVault, StorageError
 from wolfmem.search import parallel
 from wolfmem.search.documents import (
     RACY_WINDOW_NS,
@@ -17,6 +18,7 @@ from wolfmem.search.documents import (
     dated_facts,
     decode_note,
     look,
+    unreadable,
 )
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc
@@ -25,6 +27,8 @@ from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import DiskFile, Vault, content_hash, source_of
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -243,8 +247,10 @@ class Syncer:
         try:
             stat = path.stat()
             data = self.vault.read_bytes(rel)
-        except (OSError, OutsideVault) as exc:
-            return old.skipped == f"{UNREADABLE}: {exc.strerror or exc}"
+        except OutsideVault:
+            return False  # swapped for a link out of the vault since the scan: the index must drop it
+        except OSError as exc:
+            return old.skipped == unreadable(exc)
         return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 
     def reindex_text(self, rel: str, data: bytes) -> None:
@@ -262,6 +268,20 @@ class Syncer:
         if new:
             self.state.note_first_seen(rel, new, today)
         return docs
+
+    def read_fresh(self, refresh: Callable[[], object], read: Callable[[], T]) -> T:
+        """`refresh` the index, then `read` it; an index either finds damaged is refilled and read again, once.
+
+        The damaged index has been moved aside and replaced by an empty one by then: a full sync
+        indexes every file into it.
+        """
+        try:
+            refresh()
+            return read()
+        except IndexDamaged as exc:
+            log.info("re-indexing every file after %s", exc)
+            self.sync()
+            return read()
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Throw the index away and index every file again."""

@@ -22,7 +22,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -92,6 +92,8 @@ class Written(Generic[T]):
     previous: bytes
     detail: T | None
     changed: bool
+    # What could not be recorded after the write landed (history, provenance, the index): it is on file all the same.
+    warnings: tuple[str, ...] = ()
 
     @property
     def revision(self) -> str:
@@ -131,13 +133,16 @@ class VaultWriter:
         backup: bool = False,
         composed: bool = True,
         on_commit: Callable[[Written[T]], None] | None = None,
+        decode: Callable[[bytes], str] | None = None,
     ) -> Written[T]:
         """Apply `transform` to the file's current text and land the result atomically, never over an editor.
 
         `transform` gets the current text ("" when the file is missing) and returns an Edit, or None to
         write nothing; it may run several times, once per retry, and may raise to abort. `composed`
         says the lines it adds are wolfmem's own (not a restore of old text). `on_commit` runs under
-        the lock right after the write lands.
+        the lock right after the write lands. `decode` turns the current bytes into the text given
+        to `transform`; by default a file that is not UTF-8 is refused (UsageError), as a person's file
+        must never be replaced by a guess at its text.
         """
         self.vault.resolve(rel)
         deadline = time.monotonic() + CAS_SECONDS
@@ -146,7 +151,7 @@ class VaultWriter:
             if attempt:
                 expected = base = self._read(rel)
             self._stage(Stage.READ, rel)
-            wanted = transform(_decode(base, rel))
+            wanted = transform(decode(base) if decode is not None else _decode(base, rel))
             if wanted is None:
                 return Written(rel, expected, expected, None, False)
             data = wanted.text.encode("utf-8")
@@ -164,7 +169,7 @@ class VaultWriter:
                     found = replace_if_unchanged(spot, expected, data)
                     if found is None:
                         written = Written(rel, data, expected, wanted.detail, True)
-                        self._landed(written, cause, composed)
+                        written = replace(written, warnings=self._landed(written, cause, composed))
                         if on_commit is not None:
                             on_commit(written)
                         return written
@@ -186,8 +191,9 @@ class VaultWriter:
         return self.edit(rel, lambda _current: Edit(text), cause=cause, backup=backup)
 
     # -- inside the lock, after the exchange ----------------------------------------------------
-    def _landed(self, written: Written[T], cause: Cause, composed: bool) -> None:
+    def _landed(self, written: Written[T], cause: Cause, composed: bool) -> tuple[str, ...]:
         rel = written.rel
+        warnings = []
         if rel.startswith("knowledge/"):
             try:
                 self.history.record(rel, written.previous, written.data, cause.value, self.clock())
@@ -199,6 +205,7 @@ class VaultWriter:
                 # The vault holds the new bytes, and they are the truth: a full or read-only state folder
                 # loses this version's history and provenance (its new lines count as hand-written), not the write.
                 self.last_bookkeeping_error = f"{rel}: {exc}"
+                warnings.append(f"its history and provenance were not recorded ({exc})")
                 log.warning("%s was written, but its history and provenance were not recorded (%s)", rel, exc)
         if self.reindex is not None and is_indexable(rel):
             try:
@@ -206,7 +213,9 @@ class VaultWriter:
                 self.last_index_error = None
             except (OSError, WolfmemError) as exc:
                 self.last_index_error = f"{rel}: {exc}"
+                warnings.append(f"it was not re-indexed ({exc}); the next sync catches up")
                 log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
+        return tuple(warnings)
 
     def _read(self, rel: str) -> bytes:
         try:

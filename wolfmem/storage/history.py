@@ -165,6 +165,16 @@ class History(Store):
         return [Version(*row) for row in rows]
 
     @guarded
+    def latest(self, rel: str) -> Version | None:
+        """The newest kept version of rel, if any."""
+        with self._guard:
+            row = self._conn().execute(
+                "SELECT id, path, at, cause, revision, size FROM versions WHERE path = ? ORDER BY id DESC LIMIT 1",
+                (rel,),
+            ).fetchone()
+        return Version(*row) if row else None
+
+    @guarded
     def data(self, version_id: int) -> bytes | None:
         """The bytes of one version, or None if it is no longer kept."""
         with self._guard:

@@ -109,9 +109,10 @@ class Reconciler:
             data = self.writer.vault.read_or_empty(rel)
         if not data:
             return []  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
-        kept = self.history.texts(rel, BASES)
-        if not kept or kept[0][0].revision == content_hash(data):
+        latest = self.history.latest(rel)
+        if latest is None or latest.revision == content_hash(data):
             return []  # nothing recorded to protect, or wolfmem's own write (or one seen already)
+        kept = self.history.texts(rel, BASES)
         try:
             theirs = data.decode("utf-8")
             versions = [(version.id, text.decode("utf-8")) for version, text in kept]

@@ -76,8 +76,8 @@ def test_a_stale_buffer_gets_the_saves_put_back_and_keeps_the_person_line(memory
     hits = memory.search("Who likes green tea?")  # the pre-search sync notices the overwrite
 
     text = _path(memory).read_text()
-    for line in ("- Sarah is my manager.", "- Sarah likes green tea.", "- Tom lives in Berlin.", "- Ana works from Porto."):
-        assert text.count(line) == 1, (line, text)
+    for fact in ("Sarah is my manager.", "Sarah likes green tea.", "Tom lives in Berlin.", "Ana works from Porto."):
+        assert text.count(f"- {fact}\n") == 1, (fact, text)
     assert text.index("- Sarah likes green tea.") < text.index("## Tom") < text.index("- Tom lives in Berlin.")
     assert any("green tea" in hit.text for hit in hits)
     assert memory.history.versions(PEOPLE)[0].cause == "put back"
@@ -265,20 +265,17 @@ def test_nano_truncate_then_write_never_turns_the_file_into_the_template(memory:
     memory.save("Sarah is my manager.", type="people", topic="Sarah")
     path = _path(memory)
     buffer = path.read_text() + "- Ana works from Porto.\n"
-    handle = open(path, "w", encoding="utf-8")  # nano's O_TRUNC open; the write comes after a pause
     polls = []
+    with open(path, "w", encoding="utf-8") as handle:  # nano's O_TRUNC open; the write comes after a pause
 
-    def pause(delay: float) -> None:
-        polls.append(delay)
-        if len(polls) == 4:
-            handle.write(buffer)
-            handle.close()
+        def pause(delay: float) -> None:
+            polls.append(delay)
+            if len(polls) == 4:
+                handle.write(buffer)
+                handle.flush()
 
-    memory.writer.pause = pause
-    try:
+        memory.writer.pause = pause
         memory.save("Sarah likes green tea.", type="people", topic="Sarah")
-    finally:
-        handle.close()
 
     text = path.read_text()
     assert len(polls) == 4

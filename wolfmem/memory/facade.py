@@ -121,9 +121,7 @@ class Memory:
         # merged back wherever it is first noticed: by a sync (the watcher, a search) or by the next write.
         self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)
         self.syncer.on_changed = self._reconcile
-        self.writer.on_foreign = lambda rel, data: any(
-            repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data)
-        )
+        self.writer.on_foreign = self._reconciled
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
@@ -199,13 +197,17 @@ class Memory:
     def _reconcile(self, rels: list[str]) -> None:
         """Check each changed knowledge file for lines an outside write dropped (a sync's on_changed)."""
         for rel in rels:
-            if not self.reconciler.watches(rel):
-                continue
-            try:
-                self.reconciler.check(rel)
-            except (OSError, WolfmemError) as exc:
-                # The index is current; the file is checked again on its next change or write.
-                log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+            if self.reconciler.watches(rel):
+                self._reconciled(rel)
+
+    def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
+        """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""
+        try:
+            return any(repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data))
+        except (OSError, WolfmemError) as exc:
+            # A read-only state folder, a busy file: the file is checked again on its next change or write.
+            log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+            return False
 
     def _refresh_for_save(self) -> object:
         """What a save brings up to date first: everything changed, when watching; else the curated files."""
@@ -287,7 +289,7 @@ class Memory:
         if excerpt.path.startswith("knowledge/"):
             facts = markdown.parse(excerpt.text).facts
             self._issue([(excerpt.path, excerpt.start_line + f.line - 1, fact_key(f.text)) for f in facts])
-            if self.reconciler.check(excerpt.path):  # an editor's write the watcher has not seen yet
+            if self._reconciled(excerpt.path):  # an editor's write the watcher has not seen yet
                 excerpt = read_ref(self.vault, ref)
             excerpt = replace(excerpt, notices=self.take_notices([excerpt.path]))
         return excerpt

@@ -340,3 +340,18 @@ def test_a_replay_of_a_fact_on_file_points_at_its_line_now(memory: Memory) -> No
 
     assert replay.status == "saved" and replay.replayed
     assert replay.line == first.line + 1
+
+
+def test_a_dropped_episode_block_is_put_back_at_the_end_of_its_day(memory: Memory) -> None:
+    first = memory.log_episode("Deployed v1 to staging.", headline="Deploy")
+    path = memory.vault.root / first.path
+    stale = path.read_text()
+    memory.log_episode("Rolled back v1 after the smoke test failed.", headline="Rollback")
+    _in_place(path, stale + "- Note by hand: the staging database was full.\n")
+
+    memory.search("rollback")
+
+    text = path.read_text()
+    assert "- Note by hand: the staging database was full." in text
+    assert text.rstrip().endswith("- Rolled back v1 after the smoke test failed.")
+    assert text.count("Deployed v1 to staging.") == 1

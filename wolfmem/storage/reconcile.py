@@ -1,6 +1,6 @@
 """When an outside writer (an editor, a `git checkout`, a sync tool) drops lines wolfmem wrote, put them back.
 
-A knowledge file changed, and not by wolfmem (its hash is not the newest recorded version). If every
+A knowledge file or an episode log changed, and not by wolfmem (its hash is not the newest recorded version). If every
 line wolfmem wrote that the previous version held is still there, it is an ordinary edit: recorded in
 history as a hand edit, nothing more. Otherwise the editor wrote over lines it never saw, or the person
 deleted some on purpose, and a three-way merge tells the two apart:
@@ -98,8 +98,8 @@ class Reconciler:
 
     @staticmethod
     def watches(rel: str) -> bool:
-        """Whether outside writes to rel are checked: the knowledge files, whose versions history keeps."""
-        return source_of(rel) == "knowledge"
+        """Whether outside writes to rel are checked: knowledge files and episode logs, whose versions history keeps."""
+        return source_of(rel) in ("knowledge", "episodes")
 
     def check(self, rel: str, data: bytes | None = None) -> list[Repair]:
         """Look at rel as it is now (or as `data`, just read); repair what an outside write dropped."""
@@ -119,7 +119,9 @@ class Reconciler:
         except UnicodeDecodeError:
             return []  # not text: the index skips it too
         ours = versions[0][1]
-        own = self.state.snapshot_lines(rel) or set()
+        # An episode log is append-only and wolfmem's: every line of it counts. In a knowledge file only
+        # the lines wolfmem composed do (a person's own deletions of their own lines need nothing).
+        own = set(content_lines(ours)) if source_of(rel) == "episodes" else self.state.snapshot_lines(rel) or set()
         present = set(content_lines(theirs))
         if not any(line in own and line not in present for line in content_lines(ours)):
             self.history.note(rel, data, HAND_EDIT, self.clock())  # an ordinary edit: every line of ours kept
@@ -167,7 +169,8 @@ class Reconciler:
             if (fact := facts.get(line)) is not None
         ]
         refs = self.archive.add(records)
-        self.state.update_snapshot(rel, (), removed)
+        if source_of(rel) == "knowledge":
+            self.state.update_snapshot(rel, (), removed)
         self.state.note_put_back(rel, (), removed)
         numbers = sorted(facts[line].line for line in removed if line in facts) or [0]
         return Repair(

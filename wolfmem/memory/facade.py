@@ -7,7 +7,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +35,7 @@ from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
+from wolfmem.storage.reconcile import Kind, Reconciler
 from wolfmem.storage.services import Clock, open_services
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
+RECENT_REPAIRS = 10
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -99,7 +101,13 @@ class Memory:
         # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
         self.hybrid = _open_hybrid(self.config, self.vault, self.index)
         self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
-                            similar=self.hybrid.similar if self.hybrid is not None else None)
+                            similar=self.hybrid.similar if self.hybrid is not None else None,
+                            archived=self.archive.records)
+        # An outside write (an editor's stale buffer, a git checkout) that dropped lines wolfmem wrote is
+        # merged back wherever it is first noticed: by a sync (the watcher, a search) or by the next write.
+        self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)
+        self.syncer.on_changed = self._reconcile
+        self.writer.on_foreign = self._reconciled
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
@@ -174,6 +182,21 @@ class Memory:
         """The writer's hook: index a file it just wrote (the syncer exists before any write can land)."""
         self.syncer.reindex_text(rel, data)
 
+    def _reconcile(self, rels: list[str]) -> None:
+        """Check each changed knowledge file for lines an outside write dropped (a sync's on_changed)."""
+        for rel in rels:
+            if self.reconciler.watches(rel):
+                self._reconciled(rel)
+
+    def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
+        """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""
+        try:
+            return any(repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data))
+        except (OSError, WolfmemError) as exc:
+            # A read-only state folder, a busy file: the file is checked again on its next change or write.
+            log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+            return False
+
     def _refresh_for_save(self) -> object:
         """What a save brings up to date first: everything changed, when watching; else the curated files."""
         if self._changes is not None:
@@ -236,6 +259,17 @@ class Memory:
                 return query.run(self.index, dates.text, filters, limit, dates)
             return self.hybrid.search(dates.text, filters, limit, dates=dates)
 
+    def take_notices(self, paths: Iterable[str]) -> list[str]:
+        """What wolfmem did to these files after an outside write that no call was told yet; each is told once.
+
+        save, get, update and forget attach these to their result; a caller of search asks for the hits' files.
+        """
+        try:
+            return [str(record["message"]) for record in self.state.take_notices(paths)]
+        except WolfmemError as exc:  # a read never fails over its notices
+            log.debug("could not read the notices: %s", exc)
+            return []
+
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
         limits.REF.check(ref)
@@ -244,6 +278,9 @@ class Memory:
         if excerpt.path.startswith("knowledge/"):
             facts = markdown.parse(excerpt.text).facts
             self._issue([(excerpt.path, excerpt.start_line + f.line - 1, fact_key(f.text)) for f in facts])
+            if self._reconciled(excerpt.path):  # an editor's write the watcher has not seen yet
+                excerpt = read_ref(self.vault, ref)
+            excerpt = replace(excerpt, notices=self.take_notices([excerpt.path]))
         return excerpt
 
     def _issue(self, refs: list[tuple[str, int, str]]) -> None:
@@ -284,9 +321,9 @@ class Memory:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
             receipt = self._saver.save(fact, type, topic, request_id)
-            if self.hybrid is not None and receipt.status == "saved":
+            if self.hybrid is not None and receipt.status in ("saved", "restored"):
                 self.hybrid.embed_saved(receipt.path)
-            return receipt
+            return replace(receipt, notices=self.take_notices([receipt.path])) if receipt.path else receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
         """Replace the fact at a line ref (from a search, get or receipt) with a corrected one.
@@ -294,12 +331,15 @@ class Memory:
         The old line is archived.
         """
         with self._lock:
-            return self._corrections.update(ref, fact, expected)
+            return self._told(self._corrections.update(ref, fact, expected))
 
     def forget(self, ref: str, reason: str, expected: str | None = None) -> Correction:
         """Remove the fact at a line ref from its knowledge file, archiving it with the reason."""
         with self._lock:
-            return self._corrections.forget(ref, reason, expected)
+            return self._told(self._corrections.forget(ref, reason, expected))
+
+    def _told(self, correction: Correction) -> Correction:
+        return replace(correction, notices=self.take_notices([correction.path]))
 
     def restore_fact(self, ref: str) -> Correction:
         """Put an archived fact (a ref from search with sources=['archive']) back where it lived."""
@@ -333,6 +373,8 @@ class Memory:
                     "skipped_files": self.syncer.skipped(),
                 },
                 "conflict_copies": self.vault.conflict_copies(),
+                # Lines an editor dropped that wolfmem put back, and its lines a person removed (archived).
+                "repairs": self.state.repairs(RECENT_REPAIRS),
             }
 
 

@@ -25,6 +25,7 @@ def collect(memory: Memory) -> dict[str, Any]:
             "state_dir": str(services.vault.state_dir),
             "index": {"error": str(exc), "stale_files": [], "skipped_files": {}},
             "conflict_copies": services.vault.conflict_copies(),
+            "repairs": [],
         }
     pid = daemon_pid(services.vault)
     data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(services.config))}
@@ -119,6 +120,8 @@ def render(data: dict[str, Any]) -> str:
             f"staged:   {item['file']} ({item['day']}): a rewrite over the removal budget waits for you; "
             "`wolfmem curate apply --dry-run` shows it, `wolfmem curate apply` lands it"
         )
+    for repair in data.get("repairs") or []:
+        lines.append(f"editor:   {repair['at']}: {repair['message']}")
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     for link in data.get("ignored_links") or []:

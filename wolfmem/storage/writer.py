@@ -44,6 +44,11 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CAS_SECONDS = 10.0
+# The folders whose every version history keeps: the bases a merge of an outside write needs.
+VERSIONED = ("knowledge/", "episodes/")
+# How long a knowledge file that had content may read as missing or empty before a write believes it:
+# vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
+SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
 
 
 class Cause(enum.StrEnum):
@@ -62,6 +67,7 @@ class Cause(enum.StrEnum):
     UPDATE = "update"
     FORGET = "forget"
     ARCHIVE = "archive"
+    MERGE = "put back"  # lines an outside write dropped, put back on top of it (storage/reconcile.py)
 
 
 # What a cancelled call was about to do, as the server's log says it ("stopped: cancelled before saving").
@@ -121,6 +127,11 @@ class VaultWriter:
         self.clock = clock
         self.reindex = reindex
         self.on_stage: Callable[[Stage, str], None] | None = None
+        # Called with a knowledge file's bytes when they are not the newest version history holds (an
+        # outside write); True when it rewrote the file (storage/reconcile.py puts dropped lines back).
+        self.on_foreign: Callable[[str, bytes], bool] | None = None
+        # How a write waits for a file an editor has away for a moment (injectable: tests count polls).
+        self.pause: Callable[[float], None] = time.sleep
         self.last_index_error: str | None = None
         self.last_bookkeeping_error: str | None = None
 
@@ -146,10 +157,10 @@ class VaultWriter:
         """
         self.vault.resolve(rel)
         deadline = time.monotonic() + CAS_SECONDS
-        expected = base = self._read(rel)
+        expected = base = self._read_settled(rel, cause)
         for attempt in _attempts(deadline):
             if attempt:
-                expected = base = self._read(rel)
+                expected = base = self._read_settled(rel, cause)
             self._stage(Stage.READ, rel)
             wanted = transform(decode(base) if decode is not None else _decode(base, rel))
             if wanted is None:
@@ -194,13 +205,14 @@ class VaultWriter:
     def _landed(self, written: Written[T], cause: Cause, composed: bool) -> tuple[str, ...]:
         rel = written.rel
         warnings = []
-        if rel.startswith("knowledge/"):
+        if rel.startswith(VERSIONED):
             try:
                 self.history.record(rel, written.previous, written.data, cause.value, self.clock())
-                old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
-                new = set(content_lines(written.data.decode("utf-8")))
-                # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
-                self.state.update_snapshot(rel, new - old if composed else (), old - new)
+                if rel.startswith("knowledge/"):
+                    old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
+                    new = set(content_lines(written.data.decode("utf-8")))
+                    # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
+                    self.state.update_snapshot(rel, new - old if composed else (), old - new)
             except StorageError as exc:
                 # The vault holds the new bytes, and they are the truth: a full or read-only state folder
                 # loses this version's history and provenance (its new lines count as hand-written), not the write.
@@ -216,6 +228,38 @@ class VaultWriter:
                 warnings.append(f"it was not re-indexed ({exc}); the next sync catches up")
                 log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
         return tuple(warnings)
+
+    def _read_settled(self, rel: str, cause: Cause) -> bytes:
+        """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""
+        data = self._read(rel)
+        if not data and rel.startswith(VERSIONED) and self._had_content(rel):
+            for delay in SETTLE_DELAYS:
+                self.pause(delay)
+                data = self._read(rel)
+                if data:
+                    break
+            else:
+                log.info("%s stayed missing or empty for %.1f s; writing it anew", rel, sum(SETTLE_DELAYS))
+        foreign = data and cause is not Cause.MERGE and self.on_foreign is not None and self._is_foreign(rel, data)
+        if foreign and self.on_foreign is not None and self.on_foreign(rel, data):
+            data = self._read(rel)
+        return data
+
+    def _had_content(self, rel: str) -> bool:
+        try:
+            latest = self.history.latest(rel)
+        except StorageError:
+            return False
+        return latest is not None and latest.size > 0
+
+    def _is_foreign(self, rel: str, data: bytes) -> bool:
+        if not rel.startswith(VERSIONED):
+            return False
+        try:
+            latest = self.history.latest(rel)
+        except StorageError:
+            return False
+        return latest is not None and latest.revision != content_hash(data)
 
     def _read(self, rel: str) -> bytes:
         try:

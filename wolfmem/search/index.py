@@ -49,7 +49,8 @@ from wolfmem.storage.db import ASIDE, move_aside
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 8
+# 9: code lines are indexed, and text is NFC-normalised before it is split into words.
+SCHEMA_VERSION = 9
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.

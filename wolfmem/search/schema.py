@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from whoosh import query as wq
-from whoosh.analysis import Filter, StemmingAnalyzer
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Tokenizer
 from whoosh.fields import ID, TEXT, Schema
 
 from wolfmem.core.tokens import STOP_WORDS
@@ -95,9 +96,31 @@ class _CJKBigrams(Filter):
                 yield token
 
 
+class _ComposedTokenizer(Tokenizer):
+    """Whoosh's word tokenizer over the text in composed form (NFC).
+
+    macOS writes "café" decomposed (e + a combining accent), which the word pattern would split
+    into "cafe" and a stray accent; composing first makes a fact and a query typed either way the
+    same words. Only the words are composed: the file's bytes and the stored text stay as written.
+    """
+
+    def __init__(self) -> None:
+        self.words = RegexTokenizer()
+
+    def __call__(self, value, **kwargs):
+        return self.words(unicodedata.normalize("NFC", value), **kwargs)
+
+
 def fact_analyzer():
+    """How fact text and queries become terms: composed, split into words, lowercased, stop words out, stemmed."""
     # A stem cache of 16k words (Whoosh's default 50k held 9 MB in a daemon after a big sync).
-    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1, cachesize=16384) | _CJKBigrams()
+    return (
+        _ComposedTokenizer()
+        | LowercaseFilter()
+        | StopFilter(stoplist=STOP_WORDS, minsize=1)
+        | StemFilter(cachesize=16384)
+        | _CJKBigrams()
+    )
 
 
 def whoosh_schema() -> Schema:

@@ -9,11 +9,12 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from whoosh import query as wq
-from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Tokenizer
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Token, Tokenizer
 from whoosh.fields import ID, TEXT, Schema
 
 from wolfmem.core.tokens import STOP_WORDS
@@ -107,7 +108,7 @@ class _ComposedTokenizer(Tokenizer):
     def __init__(self) -> None:
         self.words = RegexTokenizer()
 
-    def __call__(self, value, **kwargs):
+    def __call__(self, value: str, **kwargs: Any) -> Iterator[Token]:
         return self.words(unicodedata.normalize("NFC", value), **kwargs)
 
 

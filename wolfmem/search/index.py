@@ -49,7 +49,8 @@ from wolfmem.storage.db import ASIDE, move_aside
 
 log = logging.getLogger(__name__)
 
-# 9: code lines are indexed, and text is NFC-normalised before it is split into words.
+# 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
+# is split into words.
 SCHEMA_VERSION = 9
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"

@@ -97,6 +97,26 @@ class _CJKBigrams(Filter):
                 yield token
 
 
+class _DottedParts(Filter):
+    """Also index the worded parts of a dotted word: "bastion.example.com" is found by "bastion".
+
+    Whoosh's word pattern keeps "example.com" and "v1.2.3" whole, so a host name in a fact or a
+    code line was found only by the whole name. A part counts when it has two or more characters
+    and a letter ("v1.2.3" adds "v1"; "e.g" adds nothing).
+    """
+
+    def __call__(self, tokens):
+        for token in tokens:
+            text = token.text
+            yield token
+            if "." not in text:
+                continue
+            for part in text.split("."):
+                if len(part) > 1 and part != text and any(ch.isalpha() for ch in part):
+                    token.text = part
+                    yield token
+
+
 class _ComposedTokenizer(Tokenizer):
     """Whoosh's word tokenizer over the text in composed form (NFC).
 
@@ -113,11 +133,13 @@ class _ComposedTokenizer(Tokenizer):
 
 
 def fact_analyzer():
-    """How fact text and queries become terms: composed, split into words, lowercased, stop words out, stemmed."""
+    """How fact text and queries become terms: composed, split into words (and dotted words into
+    parts), lowercased, stop words out, stemmed."""
     # A stem cache of 16k words (Whoosh's default 50k held 9 MB in a daemon after a big sync).
     return (
         _ComposedTokenizer()
         | LowercaseFilter()
+        | _DottedParts()
         | StopFilter(stoplist=STOP_WORDS, minsize=1)
         | StemFilter(cachesize=16384)
         | _CJKBigrams()

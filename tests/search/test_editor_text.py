@@ -48,6 +48,7 @@ def test_code_blocks_and_a_tab_indented_list_are_searchable(memory: Memory, vaul
     # The host name is one dotted word; its parts find it too.
     for query in ("bastion", "bastion.example.com", "deploy bastion"):
         hits = memory.search(query)
-        assert [(hit.text, hit.line, hit.section) for hit in hits][:1] == [("ssh deploy@bastion.example.com", 7, "Servers")]
+        first = [(hit.text, hit.line, hit.section) for hit in hits][:1]
+        assert first == [("ssh deploy@bastion.example.com", 7, "Servers")]
     assert [(hit.text, hit.section) for hit in memory.search("release")] == [("make release VERSION=7", "Build")]
     assert [(hit.line, hit.section) for hit in memory.search("primary database")] == [(15, "Hosts")]

@@ -74,13 +74,18 @@ def _splice(lines: list[str], at: int, new: list[str], newline: str, ends_nl: bo
     return "".join(head + body + tail)
 
 
-def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int]:
-    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line)."""
+def add_fact(text: str, bullet: str, heading: str, title: str, *, written: str | None = None) -> tuple[str, int]:
+    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line).
+
+    ``written`` is the line to add instead, when it must keep its own shape (a restored ``* [ ] task``);
+    it must read as the fact ``bullet``.
+    """
     bullet = _one_line(bullet, "bullet")
     heading = _one_line(heading, "heading")
     title = _one_line(title, "title")
-    probe = parse(f"- {bullet}").facts
-    _reads_back(f"- {bullet}", "bullet", bullet, probe[0].text if len(probe) == 1 else None)
+    line_text = _one_line(written, "line") if written is not None else f"- {bullet}"
+    probe = parse(line_text).facts
+    _reads_back(line_text, "bullet", bullet, probe[0].text if len(probe) == 1 else None)
     probe_sections = parse(f"## {heading}").sections
     got = heading_key(probe_sections[0].heading) if probe_sections else None
     _reads_back(f"## {heading}", "heading", heading_key(heading), got)
@@ -94,7 +99,7 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
     if section is None:
         while lines and not lines[-1].strip():
             lines.pop()  # exactly one blank line before the new heading
-        new_lines = ["", f"## {heading}", f"- {bullet}"]
+        new_lines = ["", f"## {heading}", line_text]
         attempts = [(_splice(lines, len(lines), new_lines, newline, ends_nl), len(lines) + 3)]
     else:
         last = next(
@@ -103,8 +108,8 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
         )
         # An HTML block or table swallows a following line; a blank line closes them.
         attempts = [
-            (_splice(lines, last, [f"- {bullet}"], newline, ends_nl), last + 1),
-            (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
+            (_splice(lines, last, [line_text], newline, ends_nl), last + 1),
+            (_splice(lines, last, ["", line_text], newline, ends_nl), last + 2),
         ]
     for new_text, line in attempts:
         if section is None:

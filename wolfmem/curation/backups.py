@@ -43,7 +43,9 @@ def restore_backup(memory: Memory, name: str) -> str:
     rel, backup = _backup(memory, name)
     restored = decoded(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
-    written = memory.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False)
+    written: Written[None] = memory.writer.edit(
+        rel, lambda _current: Edit(restored), cause=Cause.RESTORE, backup=True, composed=False
+    )
     if not written.changed:
         return f"{rel} already matches {rel}.bak; nothing to restore"
     return f"restored {rel} from {rel}.bak; the version it replaced is now {rel}.bak (restore again to undo)"

@@ -334,3 +334,12 @@ def test_a_rewrite_that_changes_a_code_block_is_rejected(new: str) -> None:
     verdict = check(new, old=CODED)
     assert not verdict.ok
     assert any("code block" in reason for reason in verdict.reasons)
+
+
+def test_a_rewrite_keeps_the_files_byte_order_mark() -> None:
+    old = "\ufeff" + OLD
+    hand = hand_edited_lines(old, content_lines(OLD))  # only the title line differs: the mark is in it
+    assert hand == {"\ufeff# People"}
+    verdict = validate(old, OLD, [], hand_lines=hand, title="People", guards=GUARDS)
+    assert verdict.ok and verdict.text == old
+    assert "kept the file's byte-order mark" in verdict.repairs

@@ -122,6 +122,10 @@ def repair(old_text: str, new_text: str, title: str) -> tuple[str, list[str]]:
     if new_text.startswith("\ufeff") and not old_text.startswith("\ufeff"):
         new_text = new_text[1:]
         repairs.append("removed a byte-order mark")
+    elif old_text.startswith("\ufeff") and not new_text.startswith("\ufeff"):
+        # The person's editor wrote one (Windows Notepad); it is part of their first line, kept as it was.
+        new_text = "\ufeff" + new_text
+        repairs.append("kept the file's byte-order mark")
     fenced = _WHOLE_FENCE.match(new_text)
     if fenced:
         new_text = fenced.group(2)

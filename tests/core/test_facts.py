@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from dedup_pairs import DEDUP_HELDOUT, DEDUP_PAIRS
 
 from wolfmem.core.compare import Relation, relate
 from wolfmem.core.entities import entity_heading, mentions_entity
-from wolfmem.core.facts import MAX_FACT_CHARS, clean_fact, count_sentences, normalise
+from wolfmem.core.facts import MAX_FACT_CHARS, clean_fact, count_sentences, fact_key, normalise
 from wolfmem.errors import InvalidFact, SecretRefused
 
 CLEAN_OK: list[tuple[str, str]] = [
@@ -124,6 +126,15 @@ def test_count_sentences(fact: str, count: int) -> None:
 )
 def test_normalise(raw: str, key: str) -> None:
     assert normalise(raw) == key
+
+
+@pytest.mark.parametrize("fact", ["Zoë runs the café", "The Ångström is a unit", "Åsa lives in Malmö"])
+def test_decomposed_and_composed_text_is_one_fact(fact: str) -> None:
+    # macOS writes accents decomposed (NFD); a fact typed on Linux (NFC) is the same fact.
+    nfd, nfc = unicodedata.normalize("NFD", fact), unicodedata.normalize("NFC", fact)
+    assert nfd != nfc
+    assert normalise(nfd) == normalise(nfc)
+    assert fact_key(nfd) == fact_key(nfc)
 
 
 @pytest.mark.parametrize(("new", "old", "expected"), DEDUP_PAIRS)

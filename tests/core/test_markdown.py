@@ -133,27 +133,49 @@ def test_not_facts(text: str) -> None:
     assert facts(text) == []
 
 
+def code(text: str) -> list[tuple[str, int, str]]:
+    """The parsed code lines of text as plain (text, line, section) tuples."""
+    return [(f.text, f.line, f.section) for f in parse(text).code]
+
+
 @pytest.mark.parametrize(
-    "text, sections",
+    "text, expected",
     [
-        ("## A\n## B\n", [("A", 1, 1), ("B", 2, 2)]),
-        ("## A\nx\n\n\n", [("A", 1, 4)]),  # trailing blank lines belong to the section
-        ("## A\n### sub\n#### subsub\n## B\n", [("A", 1, 3), ("B", 4, 4)]),
-        ("## A\n# Other\n- x\n", [("A", 1, 1)]),  # a `#` closes the section
-        ("##   Spaced   out  \n", [("Spaced   out", 1, 1)]),
-        ("## Closed ##\n", [("Closed", 1, 1)]),
-        ("## **Bold** [[Link]] `c`\n", [("**Bold** [[Link]] `c`", 1, 1)]),
-        ("##\n", [("", 1, 1)]),
-        ("```\n## fenced\n```\n", []),
-        ("> ## quoted\n", []),
-        ("- ## in list\n", []),
-        ("    ## indented code\n", []),
-        ("Setext\n------\n", []),  # only ATX `##` makes a section
-        ("#NoSpace\n##NoSpace\n", []),
+        ("## Servers\n```sh\nssh deploy@bastion.example.com\n```\n",
+         [("ssh deploy@bastion.example.com", 3, "Servers")]),
+        ("~~~\nfirst\n\n  second\n~~~\n", [("first", 2, ""), ("second", 4, "")]),
+        ("## S\n\n    make deploy\n    }\n", [("make deploy", 3, "S")]),  # no word, no line
+        # CommonMark reads a tab-indented list as an indented code block: its lines are still found.
+        ("## Hosts\n\t- db1 is the primary\n\t- db2\n", [("- db1 is the primary", 2, "Hosts"), ("- db2", 3, "Hosts")]),
+        ("- item\n  ```\n  in an item\n  ```\n> ```\n> quoted code\n> ```\n",
+         [("in an item", 3, ""), ("quoted code", 6, "")]),
+        ("```\nunclosed\nfence", [("unclosed", 2, ""), ("fence", 3, "")]),
+        ("```\n- not a fact\n## not a section\n```\n", [("- not a fact", 2, ""), ("## not a section", 3, "")]),
+        ("- a fact\n## S\npara\n", []),
     ],
 )
-def test_sections(text: str, sections: list[tuple[str, int, int]]) -> None:
-    assert [(s.heading, s.line, s.end) for s in parse(text).sections] == sections
+def test_code_lines_are_kept_apart_from_facts(text: str, expected: list[tuple[str, int, str]]) -> None:
+    assert code(text) == expected
+    assert [f.line for f in parse(text).searchable()] == sorted(f.line for f in (*parse(text).facts, *parse(text).code))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_byte_order_mark_is_not_part_of_the_title(newline: str) -> None:
+    text = newline.join(["\ufeff# People", "", "## Sarah", "- Sarah likes tea", ""])
+    parsed = parse(text)
+    assert parsed.title == "People"
+    assert facts(text) == [("Sarah likes tea", 4, "Sarah")]
+    assert facts("\ufeff- first fact\n") == [("first fact", 1, "")]
+    assert facts("\ufeff| a |\n|---|\n| 1 |\n") == [("| 1 |", 3, "")]
+
+
+def test_edits_keep_a_byte_order_mark() -> None:
+    bom = "\ufeff"
+    assert add_fact(f"{bom}# People\n\n## S\n- a\n", "b", "S", "People") == (f"{bom}# People\n\n## S\n- a\n- b\n", 5)
+    assert add_fact(f"{bom}# People\n", "b", "S", "People")[0] == f"{bom}# People\n\n## S\n- b\n"
+    assert add_fact(bom, "b", "S", "People")[0] == f"{bom}# People\n\n## S\n- b\n"
+    assert edits.replace_fact(f"{bom}- old\n- b\n", 1, "new") == f"{bom}- new\n- b\n"
+    assert edits.remove_fact(f"{bom}- old\n- b\n", 1) == f"{bom}- b\n"
 
 
 def test_fact_sections_and_deeper_headings() -> None:
@@ -340,7 +362,7 @@ FILE_PARTS = st.sampled_from(
     [
         "# T", "## A", "## Unfiled", "## Sarah (Manager)", "### Sub", "- a fact", "  - nested",
         "para", "> quote", "", "", "<!-- c -->", "| h |", "|---|", "| r |", "---", "<div>",
-        "1. one", "- [ ] todo", "text  ", "---\nk: v\n---",
+        "1. one", "- [ ] todo", "text  ", "---\nk: v\n---", "```", "```sh", "    code x", "\t- tabbed",
     ]
 )
 
@@ -351,7 +373,8 @@ def vault_files(draw: st.DrawFn) -> tuple[str, str]:
     parts = draw(st.lists(FILE_PARTS, max_size=16))
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     text = newline.join(p.replace("\n", newline) for p in parts)
-    return text + (newline if parts and draw(st.booleans()) else ""), newline
+    bom = markdown.BOM if draw(st.booleans()) else ""
+    return bom + text + (newline if parts and draw(st.booleans()) else ""), newline
 
 
 @settings(max_examples=300, deadline=None)
@@ -368,7 +391,8 @@ def test_add_fact_round_trips(file: tuple[str, str], bullet: str, heading: str) 
     assert [f.text for f in mine] == [bullet.strip()]
     assert heading_key(mine[0].section) == heading_key(heading)
     assert [f.text for f in new.facts if f.line != line] == [f.text for f in old.facts]
-    if text.strip():
+    assert new_text.startswith(markdown.BOM) == text.startswith(markdown.BOM)
+    if text.removeprefix(markdown.BOM).strip():
         assert new_text.endswith(newline) == text.endswith(newline)
     if "\r\n" in text:
         assert new_text.replace("\r\n", "").count("\n") == 0

@@ -196,3 +196,18 @@ def test_joined_section_summary() -> None:
     proposal = OfflineCurator().propose(request).files["knowledge/people.md"]
     assert proposal.content == "# People\n\n## Sarah (Manager)\n- a\n- b\n"
     assert proposal.summary == "1 fact(s) filed, 1 empty section(s) dropped."
+
+
+def test_the_offline_curator_leaves_code_blocks_as_written() -> None:
+    fence = "```sh\nssh deploy@bastion.example.com\n- db1 is the primary\n- db1 is the primary\n\n\n```\n"
+    before = (
+        "# Technical\n\n## Deploy\n" + fence + "\n## Build\n\n    make release VERSION=7\n\n"
+        "## Hosts\n\t- db2 is the replica\n\t- db2 is the replica\n\n"
+        "## Unfiled\n- Deploys go through the bastion.\n- deploys go through the bastion\n"
+    )
+    text, changes = tidy(FileInput("knowledge/technical.md", before, {}, frozenset()))
+    # Only the duplicate bullet goes; the code (look-alike duplicates, a section of code alone) stays.
+    assert text == before.replace("- deploys go through the bastion\n", "")
+    assert fence in text and "\t- db2 is the replica\n\t- db2 is the replica\n" in text
+    assert [c.kind for c in changes] == ["merged"]
+    assert validate(before, text, changes, hand_lines=set(), title="Technical").ok

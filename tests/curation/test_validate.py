@@ -310,3 +310,41 @@ def test_repair_keeps_text_that_needs_nothing():
 )
 def test_preferences_and_decisions_are_not_mistaken_for_instructions(line: str) -> None:
     assert not looks_like_instruction(line)
+
+
+# --- code blocks are a person's, kept verbatim ------------------------------------------
+
+CODED = OLD + "\n## Deploy\n```sh\nssh deploy@bastion.example.com  \n\n\nsystemctl restart api\n```\n"
+
+
+def test_a_code_block_survives_repair_as_written() -> None:
+    # The blank run and trailing spaces inside the fence are code, not untidiness.
+    text, repairs = repair(CODED, CODED.replace("- Sarah prefers tea.\n", "- Sarah prefers tea.   \n"), "People")
+    assert text == CODED
+    assert repairs == ["removed trailing whitespace"]
+    assert check(CODED, old=CODED).ok
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        CODED.replace("systemctl restart api\n", ""),
+        CODED.replace("systemctl restart api", "systemctl restart api-v2"),
+        CODED.replace("```sh\n", "").replace("```\n", ""),  # unfenced, its lines are no longer code
+    ],
+    ids=["dropped", "changed", "unfenced"],
+)
+def test_a_rewrite_that_changes_a_code_block_is_rejected(new: str) -> None:
+    # Not listed as hand lines (wolfmem accepted them once): the code rule alone must catch it.
+    verdict = check(new, old=CODED)
+    assert not verdict.ok
+    assert any("code block" in reason for reason in verdict.reasons)
+
+
+def test_a_rewrite_keeps_the_files_byte_order_mark() -> None:
+    old = "\ufeff" + OLD
+    hand = hand_edited_lines(old, content_lines(OLD))  # only the title line differs: the mark is in it
+    assert hand == {"\ufeff# People"}
+    verdict = validate(old, OLD, [], hand_lines=hand, title="People", guards=GUARDS)
+    assert verdict.ok and verdict.text == old
+    assert "kept the file's byte-order mark" in verdict.repairs

@@ -84,6 +84,18 @@ def test_a_ref_never_handed_out_needs_the_facts_text(memory: Memory) -> None:
     assert "Ann" not in path.read_text().split("## Ann")[1]
 
 
+def test_a_code_line_found_by_search_is_never_edited_by_an_agent(memory: Memory) -> None:
+    path = memory.vault.root / "knowledge/technical.md"
+    path.write_text("# Technical\n\n## Deploy\n```sh\nssh deploy@bastion.example.com\n```\n")
+    before = path.read_bytes()
+    (hit,) = memory.search("bastion")
+    with pytest.raises(UsageError, match="code block"):
+        memory.update(hit.ref, "Deploys go through bastion2.")
+    with pytest.raises(UsageError, match="code block"):
+        memory.forget(hit.ref, "old host")
+    assert path.read_bytes() == before
+
+
 def test_update_to_a_fact_already_on_file_writes_nothing_twice(memory: Memory) -> None:
     memory.save("Sarah is my manager.", type="people", topic="Sarah")
     memory.save("Tom is my manager.", type="people", topic="Sarah")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
@@ -607,3 +608,29 @@ def test_cli_topic_and_wikilink_heading_then_curation_joins_a_bare_name(tmp_path
     assert "## Sarah\n" not in text
     assert "## Sarah (Manager)\n- Sarah is my manager\n- Sarah likes tea\n" in text
     assert save("Sarah prefers async standups", "--topic", "Sarah")["section"] == "Sarah (Manager)"
+
+
+# -- text as people's editors write it ----------------------------------------------
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_byte_order_mark_survives_a_save_with_one_title(memory: Memory, vault: Path, newline: str) -> None:
+    people = vault / "knowledge/people.md"
+    people.write_bytes(newline.join(["\ufeff# People", "", "## Sarah", "- Sarah likes green tea", ""]).encode())
+    receipt = memory.save("Sarah manages the platform team", type="people")
+    assert receipt.status == "saved" and receipt.section == "Sarah"
+    text = people.read_bytes().decode("utf-8")
+    assert text.startswith("\ufeff# People" + newline)
+    assert text.count("# People") == 1 and "\ufeff" not in text[1:]
+    assert text.splitlines()[receipt.line - 1] == "- Sarah manages the platform team"
+    # The title is a heading, never a fact a search returns.
+    assert [hit.text for hit in memory.search("People") if hit.path == "knowledge/people.md"] == []
+
+
+def test_a_fact_written_decomposed_is_a_duplicate_of_the_same_fact_composed(memory: Memory, vault: Path) -> None:
+    people = vault / "knowledge/people.md"
+    people.write_text(unicodedata.normalize("NFD", "# People\n\n## Zoë\n- Zoë runs the café on Rua Augusta\n"))
+    before = people.read_bytes()
+    receipt = memory.save(unicodedata.normalize("NFC", "Zoë runs the café on Rua Augusta"), type="people")
+    assert (receipt.status, receipt.line) == ("duplicate", 4)
+    assert people.read_bytes() == before

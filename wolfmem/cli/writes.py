@@ -19,6 +19,7 @@ from wolfmem.cli.common import (
 
 if TYPE_CHECKING:
     from wolfmem.memory.corrections import Correction
+    from wolfmem.memory.recovery import KeptText
 
 
 def save(
@@ -116,53 +117,105 @@ def forget(
 def restore(
     file: Annotated[str | None, typer.Argument(help="A knowledge file, e.g. people or knowledge/people.md.")] = None,
     to: Annotated[str | None, typer.Option("--to", help="A version id from `wolfmem history FILE`, or a date.")] = None,
-    fact: Annotated[str | None, typer.Option(
-        "--fact", help="An archived fact's ref (search --source archive).")] = None,
+    lines: Annotated[
+        str | None,
+        typer.Option("--lines", help="With --to: bring back only these lines of the version, e.g. 12-14 "
+                                     "(numbered as `history FILE --show ID` prints them)."),
+    ] = None,
+    missing: Annotated[
+        bool, typer.Option("--missing", help="With --to: bring back every fact of the version the file lacks now.")
+    ] = False,
+    fact: Annotated[
+        str | None, typer.Option("--fact", help="An archived fact's ref (search --source archive).")
+    ] = None,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Swap FILE's .bak back in, restore a kept version (--to), or put an archived fact back (--fact)."""
+    """Swap FILE's .bak back in, restore a kept version (--to), bring back some of its lines (--to with
+    --lines or --missing), or put an archived fact back (--fact)."""
     from wolfmem.curation.backups import restore_backup, restore_version
 
     if (fact is None) == (file is None):
         fail("name a FILE (with or without --to), or pass --fact REF alone", 2)
+    if (lines is not None or missing) and to is None:
+        fail("--lines and --missing bring back lines of a kept version: add --to ID (from `wolfmem history FILE`)",
+             2)
+    if lines is not None and missing:
+        fail("pass --lines N-M or --missing, not both", 2)
+    span = _line_span(lines) if lines is not None else None
     with open_memory(vault) as memory, errors():
         if fact is not None:
             correction = memory.restore_fact(fact)
             print_json(correction.to_dict()) if as_json else _echo_correction(correction)
             return
         assert file is not None
+        if to is not None and (span is not None or missing):
+            back = memory.restore_lines(file, to, lines=span, missing=missing)
+            print_json(back.to_dict()) if as_json else typer.echo(back.message)
+            return
         typer.echo(restore_version(memory.services, file, to) if to else restore_backup(memory.services, file))
+
+
+def _line_span(lines: str) -> tuple[int, int]:
+    """'12-14' or '12' as (first, last)."""
+    first, _, last = lines.strip().partition("-")
+    if not first.strip().isdigit() or not (last.strip() or first).isdigit():
+        fail(f"--lines takes a line number or a range like 12-14, not {lines!r}", 2)
+    return int(first), int(last.strip() or first)
 
 
 def history(
     file: Annotated[str, typer.Argument(help="A knowledge file, e.g. people or knowledge/people.md.")],
+    show: Annotated[
+        str | None, typer.Option("--show", help="Print this version's text, numbered (an id from the list, or a date).")
+    ] = None,
+    plain: Annotated[
+        bool, typer.Option("--plain", help="With --show: the text as it was, without line numbers.")
+    ] = False,
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List the kept versions of a knowledge file, newest first (restore one with `restore FILE --to ID`)."""
+    """List the kept versions of a knowledge file, newest first, or print one (--show ID).
+
+    Restore one with `restore FILE --to ID`, or some of its lines with `restore FILE --to ID --lines 12-14`.
+    """
     from wolfmem.curation.backups import versions
 
+    if plain and show is None:
+        fail("--plain goes with --show ID", 2)
     with open_memory(vault) as memory, errors():
-        kept = versions(memory.services, file)
+        if show is not None:
+            _show(memory.recovery.version(file, show), plain, as_json)
+            return
+        listed = versions(memory.services, file)
     if as_json:
-        print_json([vars(version) for version in kept])
+        print_json([vars(version) for version in listed])
         return
-    if not kept:
+    if not listed:
         typer.echo("No versions kept yet; one is recorded each time wolfmem writes the file.")
-    for version in kept:
+    for version in listed:
         typer.echo(f"{version.id:>5}  {version.at}  {version.cause:<10} {version.size:>8} bytes")
+
+
+def _show(kept: KeptText, plain: bool, as_json: bool) -> None:
+    if as_json:
+        print_json({**vars(kept.version), "text": kept.text})
+    else:
+        typer.echo(kept.text if plain else kept.numbered(), nl=False)
 
 
 def diff(
     file: Annotated[str, typer.Argument(help="A knowledge file, e.g. knowledge/people.md.")],
+    to: Annotated[
+        str | None, typer.Option("--to", help="Compare a kept version (an id from `history FILE`, or a date) instead.")
+    ] = None,
     vault: VaultOption = None,
 ) -> None:
-    """Show the file's .bak against its current content."""
+    """Show what changed from the file's .bak (or from a kept version, --to ID) to its current content."""
     from wolfmem.curation.backups import diff_backup
 
     with open_memory(vault) as memory, errors():
-        typer.echo(diff_backup(memory.services, file), nl=False)
+        typer.echo(memory.recovery.diff(file, to) if to is not None else diff_backup(memory.services, file), nl=False)
 
 
 def _echo_correction(correction: Correction) -> None:

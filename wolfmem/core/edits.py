@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from wolfmem.core.markdown import (
+    BOM,
     NEWLINE_RE,
     ParsedFile,
     find_section,
@@ -45,17 +46,20 @@ def _reads_back(line: str, what: str, expect: str, got: str | None) -> None:
 def _with_title(text: str, title: str, newline: str) -> tuple[str, ParsedFile]:
     """Give text a ``# title`` (after any front matter) if it has none; return it parsed."""
     parsed, front_end = scan(text)
-    if text.strip() == "":
-        text = f"# {title}{newline}{newline}"
-        return text, parse(text)
-    if parsed.title is not None:
+    if parsed.title is not None and text.strip():
         return text, parsed
-    lines = lines_of(text)
+    # A byte-order mark stays the file's first character, ahead of a title put in.
+    bom = BOM if text.startswith(BOM) else ""
+    body = text.removeprefix(bom)
+    if body.strip() == "":
+        text = f"{bom}# {title}{newline}{newline}"
+        return text, parse(text)
+    lines = lines_of(body)
     if front_end and not NEWLINE_RE.search(lines[front_end - 1][-1:]):
         lines[front_end - 1] += newline  # front matter was the whole file, unterminated
     rest = lines[front_end:]
     gap = newline if rest and rest[0].strip() else ""
-    text = "".join([*lines[:front_end], f"# {title}{newline}{gap}", *rest])
+    text = bom + "".join([*lines[:front_end], f"# {title}{newline}{gap}", *rest])
     return text, parse(text)
 
 
@@ -70,20 +74,25 @@ def _splice(lines: list[str], at: int, new: list[str], newline: str, ends_nl: bo
     return "".join(head + body + tail)
 
 
-def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int]:
-    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line)."""
+def add_fact(text: str, bullet: str, heading: str, title: str, *, written: str | None = None) -> tuple[str, int]:
+    """Append ``- bullet`` to section ``heading`` (made if missing); return (text, its line).
+
+    ``written`` is the line to add instead, when it must keep its own shape (a restored ``* [ ] task``);
+    it must read as the fact ``bullet``.
+    """
     bullet = _one_line(bullet, "bullet")
     heading = _one_line(heading, "heading")
     title = _one_line(title, "title")
-    probe = parse(f"- {bullet}").facts
-    _reads_back(f"- {bullet}", "bullet", bullet, probe[0].text if len(probe) == 1 else None)
+    line_text = _one_line(written, "line") if written is not None else f"- {bullet}"
+    probe = parse(line_text).facts
+    _reads_back(line_text, "bullet", bullet, probe[0].text if len(probe) == 1 else None)
     probe_sections = parse(f"## {heading}").sections
     got = heading_key(probe_sections[0].heading) if probe_sections else None
     _reads_back(f"## {heading}", "heading", heading_key(heading), got)
 
     newline = newline_of(text)
     # A file we create (or fill from blank) ends with a newline; otherwise keep its habit.
-    ends_nl = text.strip() == "" or text.endswith(("\n", "\r"))
+    ends_nl = text.removeprefix(BOM).strip() == "" or text.endswith(("\n", "\r"))
     base, before = _with_title(text, title, newline)
     lines = lines_of(base)
     section = find_section(before, heading)
@@ -91,7 +100,7 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
         while lines and not lines[-1].strip():
             lines.pop()  # exactly one blank line before the new heading
         last = len(lines)
-        attempts = [(_splice(lines, last, ["", f"## {heading}", f"- {bullet}"], newline, ends_nl), last + 3)]
+        attempts = [(_splice(lines, last, ["", f"## {heading}", line_text], newline, ends_nl), last + 3)]
     else:
         last = next(
             (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
@@ -99,8 +108,8 @@ def add_fact(text: str, bullet: str, heading: str, title: str) -> tuple[str, int
         )
         # An HTML block or table swallows a following line; a blank line closes them.
         attempts = [
-            (_splice(lines, last, [f"- {bullet}"], newline, ends_nl), last + 1),
-            (_splice(lines, last, ["", f"- {bullet}"], newline, ends_nl), last + 2),
+            (_splice(lines, last, [line_text], newline, ends_nl), last + 1),
+            (_splice(lines, last, ["", line_text], newline, ends_nl), last + 2),
         ]
     for new_text, line in attempts:
         after = parse(new_text) if section is None else parse_after_insert(before, section, new_text, line - last)
@@ -128,16 +137,21 @@ def replace_fact(text: str, line: int, sentence: str) -> str:
     if not any(fact.line == line for fact in before.facts):
         raise ValueError(f"line {line} holds no fact")
     lines = lines_of(text)
-    raw = lines[line - 1]
+    bom = BOM if line == 1 and lines[0].startswith(BOM) else ""
+    raw = lines[line - 1].removeprefix(bom)
     ending = raw[len(raw.rstrip("\r\n")):]
     marker = _MARKER_RE.match(raw)
-    lines[line - 1] = (marker.group(1) if marker else "") + sentence + ending
+    lines[line - 1] = bom + (marker.group(1) if marker else "") + sentence + ending
     new_text = "".join(lines)
     after = parse(new_text)
     mine = [fact for fact in after.facts if fact.line == line]
     others = [(f.text, f.line) for f in after.facts if f.line != line]
-    others_before = [(f.text, f.line) for f in before.facts if f.line != line]
-    if len(mine) != 1 or mine[0].text != sentence or others != others_before:
+    if (
+        len(mine) != 1
+        or mine[0].text != sentence
+        or others != [(f.text, f.line) for f in before.facts if f.line != line]
+        or _code_texts(after) != _code_texts(before)
+    ):
         raise ValueError(f"line {line} cannot be replaced without changing how the file reads")
     return new_text
 
@@ -149,9 +163,12 @@ def remove_fact(text: str, line: int) -> str:
         raise ValueError(f"line {line} holds no fact")
     lines = lines_of(text)
     del lines[line - 1]
+    if line == 1 and text.startswith(BOM):
+        lines[:1] = [BOM + "".join(lines[:1])]  # the file keeps its byte-order mark
     new_text = "".join(lines)
     expected = [f.text for f in before.facts if f.line != line]
-    if [f.text for f in parse(new_text).facts] != expected:
+    after = parse(new_text)
+    if [f.text for f in after.facts] != expected or _code_texts(after) != _code_texts(before):
         raise ValueError(f"line {line} cannot be removed without changing how the rest of the file reads")
     return new_text
 
@@ -165,7 +182,13 @@ def _landed(before: ParsedFile, after: ParsedFile, bullet: str, heading: str, li
         and mine[0].text == bullet
         and heading_key(mine[0].section) == heading_key(heading)
         and others == [f.text for f in before.facts]
+        and _code_texts(after) == _code_texts(before)
     )
+
+
+def _code_texts(parsed: ParsedFile) -> list[str]:
+    """The code lines' texts: an edit of the facts must leave every code block reading as it did."""
+    return [line.text for line in parsed.code]
 
 
 def episode_title(day: str) -> str:

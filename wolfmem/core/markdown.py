@@ -6,6 +6,11 @@ so front matter, wikilinks and syntax we do not understand survive byte for byte
 
 Line model: lines end at ``\\r\\n``, ``\\r`` or ``\\n`` — the same breaks markdown-it
 normalises — so line numbers agree with ``str.splitlines()`` for ``\\n``/``\\r\\n`` files.
+
+Text as editors write it: a leading UTF-8 byte-order mark (Windows Notepad) is not part of the
+first line's markdown, so ``\\ufeff# People`` is the title. Code lines (fenced or indented blocks,
+and so a tab-indented list, which CommonMark reads as code) are kept apart from the facts: they are
+searchable (``ParsedFile.code``) but never facts a save, a correction or curation may rewrite.
 """
 
 from __future__ import annotations
@@ -25,11 +30,15 @@ NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _TASK_BOX_RE = re.compile(r"^\[[ xX]\](?:\s+|$)")
 _ROW_PREFIX_RE = re.compile(r"^[\s>]*")
 _ESCAPABLE = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+BOM = "\ufeff"
+# A code line with no letter or digit ("}", "fi;", "---") says nothing a search could ask for.
+_WORDY = re.compile(r"[^\W_]")
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One fact: a content line of a list item, paragraph, blockquote or table body row."""
+    """One fact: a content line of a list item, paragraph, blockquote or table body row (or, in
+    ``ParsedFile.code``, one line of a code block)."""
 
     text: str  # markers (list, task box, `>`) removed, stripped; a table row keeps its pipes
     line: int  # 1-based
@@ -52,6 +61,13 @@ class ParsedFile:
     title: str | None  # the first top-level ATX `#` heading
     sections: tuple[Section, ...]
     facts: tuple[Fact, ...]
+    code: tuple[Fact, ...] = ()  # the worded lines of code blocks, stripped: searchable, never edited
+
+    def searchable(self) -> list[Fact]:
+        """Every line the index holds, in line order: the facts and the code lines."""
+        if not self.code:
+            return list(self.facts)
+        return sorted((*self.facts, *self.code), key=lambda fact: fact.line)
 
 
 @functools.cache
@@ -97,13 +113,15 @@ def newline_of(text: str) -> str:
 
 def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
     """Parse text; also return the last line of its front matter (0 if none)."""
-    tokens = _md().parse(text)
+    # The mark sits inside line 1, so dropping it leaves every line number as it was.
+    tokens = _md().parse(text[1:] if text.startswith(BOM) else text)
     lines = lines_of(text)
     title: str | None = None
     front_end = 0
     in_body = False
     heads: list[tuple[int, str, bool]] = []  # (line, text, is_section) of top-level # and ##
     facts: list[tuple[int, str]] = []
+    code: list[tuple[int, str]] = []
     for i, tok in enumerate(tokens):
         in_body = tok.type == "tbody_open" or (in_body and tok.type != "tbody_close")
         if tok.map is None:
@@ -122,10 +140,24 @@ def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
             facts.extend(_paragraph_facts(tok.content, start, stop, in_item))
         elif tok.type == "tr_open" and in_body and start < len(lines):
             # Body rows only: the header row names columns and the separator is markup.
-            row = _ROW_PREFIX_RE.sub("", lines[start]).strip()
+            row = _ROW_PREFIX_RE.sub("", lines[start].removeprefix(BOM)).strip()
             if row:
                 facts.append((start + 1, row))
-    return _assemble(title, heads, facts, len(lines)), front_end
+        elif tok.type in ("fence", "code_block"):
+            # A fence's content starts below its opening line; an indented block's on its first.
+            first = start + 1 if tok.type == "fence" else start
+            code.extend(_code_lines(tok.content, first, stop))
+    return _assemble(title, heads, facts, len(lines), code), front_end
+
+
+def _code_lines(content: str, first: int, stop: int) -> list[tuple[int, str]]:
+    """One (line, text) per worded line of a code block's content (its container's indent removed)."""
+    out = []
+    for offset, raw in enumerate(content.split("\n")):
+        text = raw.strip()
+        if first + offset < stop and _WORDY.search(text):
+            out.append((first + offset + 1, text))
+    return out
 
 
 def _paragraph_facts(
@@ -148,22 +180,28 @@ def _assemble(
     heads: list[tuple[int, str, bool]],
     facts: list[tuple[int, str]],
     n_lines: int,
+    code: list[tuple[int, str]],
 ) -> ParsedFile:
-    """Build sections from top-level headings and attach each fact to its ``##``."""
+    """Build sections from top-level headings and attach each fact and code line to its ``##``."""
     sections = []
     for k, (line, heading, is_section) in enumerate(heads):
         if is_section:
             # A `#` also closes a section: what follows it is not under the old `##`.
             end = heads[k + 1][0] - 1 if k + 1 < len(heads) else n_lines
             sections.append(Section(heading, line, max(end, line)))
+    return ParsedFile(title, tuple(sections), _placed(heads, facts), _placed(heads, code))
+
+
+def _placed(heads: list[tuple[int, str, bool]], lines: list[tuple[int, str]]) -> tuple[Fact, ...]:
+    """Each (line, text) as a Fact in the ``##`` section above it."""
     out: list[Fact] = []
     k, current = 0, ""
-    for line, text in sorted(facts, key=lambda f: f[0]):
+    for line, text in sorted(lines, key=lambda f: f[0]):
         while k < len(heads) and heads[k][0] < line:
             current = heads[k][1] if heads[k][2] else ""
             k += 1
         out.append(Fact(text, line, current))
-    return ParsedFile(title, tuple(sections), tuple(out))
+    return tuple(out)
 
 
 _MIN_CACHED_CHARS, _CACHED_CHARS = 256, 1_000_000
@@ -224,16 +262,21 @@ def parse_after_insert(before: ParsedFile, section: Section, new_text: str, coun
     lines = lines_of(new_text)
     local = _scan_uncached("".join(lines[section.line - 1: section.end + count]))[0]
     offset = section.line - 1
-    facts = [f for f in before.facts if f.line < section.line]
-    facts += [Fact(f.text, f.line + offset, f.section) for f in local.facts]
-    facts += [Fact(f.text, f.line + count, f.section) for f in before.facts if f.line > section.end]
+
+    def spliced(old: tuple[Fact, ...], new: tuple[Fact, ...]) -> tuple[Fact, ...]:
+        kept = [f for f in old if f.line < section.line]
+        kept += [Fact(f.text, f.line + offset, f.section) for f in new]
+        kept += [Fact(f.text, f.line + count, f.section) for f in old if f.line > section.end]
+        return tuple(kept)
     sections = [
         s if s.line < section.line
         else Section(s.heading, s.line, s.end + count) if s.line == section.line
         else Section(s.heading, s.line + count, s.end + count)
         for s in before.sections
     ]
-    return ParsedFile(before.title, tuple(sections), tuple(facts))
+    return ParsedFile(
+        before.title, tuple(sections), spliced(before.facts, local.facts), spliced(before.code, local.code)
+    )
 
 
 def heading_key(heading: str) -> str:

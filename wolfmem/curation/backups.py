@@ -1,22 +1,17 @@
-"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept
-versions."""
+"""Going back: `wolfmem diff`/`restore` against `<file>.bak`, and `wolfmem history`/`restore --to` over kept versions.
+
+Showing, diffing and bringing back lines of a kept version is `memory.recovery`.
+"""
 
 from __future__ import annotations
 
 import difflib
 
-from wolfmem.errors import NotFound, UsageError
+from wolfmem.errors import NotFound
+from wolfmem.memory.recovery import Recovery, curated_rel, decoded
 from wolfmem.storage.history import Version
 from wolfmem.storage.services import VaultServices
-from wolfmem.storage.vault import CURATED
 from wolfmem.storage.writer import Cause, Edit, Written
-
-
-def curated_rel(name: str) -> str:
-    """A vault-relative path from what a person types: 'people', 'people.md' or 'knowledge/people.md'."""
-    bare = name.strip().removeprefix("./").removesuffix(".bak")
-    stem = bare.removesuffix(".md")
-    return f"knowledge/{stem}.md" if "/" not in bare and stem in CURATED else bare
 
 
 def _backup(services: VaultServices, name: str) -> tuple[str, bytes]:
@@ -31,18 +26,11 @@ def _backup(services: VaultServices, name: str) -> tuple[str, bytes]:
         ) from None
 
 
-def _text(data: bytes, what: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UsageError(f"{what} is not UTF-8 text; compare or restore it by hand") from None
-
-
 def diff_backup(services: VaultServices, name: str) -> str:
     """A unified diff from `<file>.bak` to the current file; "" when they are identical."""
     rel, backup = _backup(services, name)
-    old = _text(backup, f"{rel}.bak")
-    new = _text(services.vault.read_or_empty(rel), rel)
+    old = decoded(backup, f"{rel}.bak")
+    new = decoded(services.vault.read_or_empty(rel), rel)
     return "".join(
         difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True), f"{rel}.bak", rel
@@ -53,7 +41,7 @@ def diff_backup(services: VaultServices, name: str) -> str:
 def restore_backup(services: VaultServices, name: str) -> str:
     """Put `<file>.bak` back in place through the writer, keeping what it replaces as the new `.bak`."""
     rel, backup = _backup(services, name)
-    restored = _text(backup, f"{rel}.bak")
+    restored = decoded(backup, f"{rel}.bak")
     # A restore brings back old text: none of its lines count as newly composed by wolfmem.
     written: Written[None] = services.writer.edit(rel, lambda _current: Edit(restored), cause=Cause.RESTORE,
                                                   backup=True, composed=False)
@@ -71,18 +59,11 @@ def versions(services: VaultServices, name: str) -> list[Version]:
 
 def restore_version(services: VaultServices, name: str, wanted: str) -> str:
     """Put a kept version back (by id, or the last one on or before a date), through the writer."""
-    rel = curated_rel(name)
-    services.vault.resolve(rel)
-    try:
-        version = services.history.find(rel, wanted)
-    except ValueError:
-        raise UsageError(f"--to takes a version id from `wolfmem history {name}` or a date like 2026-11-20") from None
-    data = services.history.data(version.id) if version is not None else None
-    if version is None or data is None:
-        raise NotFound(f"no kept version of {rel} matches {wanted!r}; `wolfmem history {name}` lists them")
-    text = _text(data, f"version {version.id} of {rel}")
-    written: Written[None] = services.writer.edit(rel, lambda _current: Edit(text), cause=Cause.RESTORE, backup=True,
-                                                   composed=False)
+    kept = Recovery(services.vault, services.history, services.writer).version(name, wanted)
+    rel, version = kept.rel, kept.version
+    written: Written[None] = services.writer.edit(
+        rel, lambda _current: Edit(kept.text), cause=Cause.RESTORE, backup=True, composed=False
+    )
     if not written.changed:
         return f"{rel} already matches version {version.id}; nothing to restore"
     return (f"restored {rel} to version {version.id} ({version.at}, {version.cause}); "

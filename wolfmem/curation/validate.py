@@ -123,19 +123,33 @@ def repair(old_text: str, new_text: str, title: str) -> tuple[str, list[str]]:
     if new_text.startswith("\ufeff") and not old_text.startswith("\ufeff"):
         new_text = new_text[1:]
         repairs.append("removed a byte-order mark")
+    elif old_text.startswith("\ufeff") and not new_text.startswith("\ufeff"):
+        # The person's editor wrote one (Windows Notepad); it is part of their first line, kept as it was.
+        new_text = "\ufeff" + new_text
+        repairs.append("kept the file's byte-order mark")
     fenced = _WHOLE_FENCE.match(new_text)
     if fenced:
         new_text = fenced.group(2)
         repairs.append("removed a code fence around the whole file")
     lines = new_text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if any(_ANNOTATION.search(line) for line in lines):
-        repairs.append("removed prompt annotations ([first seen …]) copied into the file")
-    elif any(line != line.rstrip() for line in lines):
-        repairs.append("removed trailing whitespace")
     collapsed: list[str] = []
-    for line in (_strip_annotation(line) for line in lines):
+    fence, trimmed = "", False
+    for raw in lines:
+        opened = _FENCE_LINE.match(raw)
+        if fence:
+            # Inside a code block every line stays as written: blank runs and trailing spaces are code.
+            collapsed.append(raw)
+            fence = "" if opened and opened.group(1) == fence else fence
+            continue
+        fence = opened.group(1) if opened else ""
+        line = _strip_annotation(raw)
+        trimmed = trimmed or line != raw
         if line or (collapsed and collapsed[-1]):
             collapsed.append(line)
+    if any(_ANNOTATION.search(line) for line in lines):
+        repairs.append("removed prompt annotations ([first seen …]) copied into the file")
+    elif trimmed:
+        repairs.append("removed trailing whitespace")
     while collapsed and not collapsed[-1]:
         collapsed.pop()
     text = "\n".join(collapsed) + "\n" if collapsed else ""
@@ -190,6 +204,7 @@ def validate(
         *_structure(old_text, text, old, new),
         *_title(old, new),
         *_hand_edits(text, hand_lines),
+        *_code_kept(old, new),
         *_hand_order_and_shape(old_text, text, old, new, hand_lines),
         *_secrets_and_rules(old_text, text),
         *accounting.reasons,
@@ -277,6 +292,15 @@ def _hand_edits(text: str, hand_lines: Iterable[str]) -> list[str]:
     missing = sorted(line for line in hand_lines if line not in present)
     return [f"drops or changes a hand-edited line: {quote(line)}" for line in missing[:5]] + (
         [f"…and {len(missing) - 5} more hand-edited lines"] if len(missing) > 5 else []
+    )
+
+
+def _code_kept(old: markdown.ParsedFile, new: markdown.ParsedFile) -> list[str]:
+    """Every line of the old file's code blocks is still a code line, word for word: curation never rewrites code."""
+    missing = Counter(line.text for line in old.code) - Counter(line.text for line in new.code)
+    lost = sorted(missing.elements())
+    return [f"drops or changes a line of a code block: {quote(line)}" for line in lost[:5]] + (
+        [f"…and {len(lost) - 5} more code lines"] if len(lost) > 5 else []
     )
 
 

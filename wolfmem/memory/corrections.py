@@ -229,6 +229,11 @@ def _guarded(transform: Callable[[str], Edit[None]]) -> Callable[[str], Edit[Non
 def _checked_fact(parsed: markdown.ParsedFile, rel: str, line: int, wanted: str) -> markdown.Fact:
     """The fact at the line, if it is still the one the caller read; FileChanged otherwise."""
     fact = next((f for f in parsed.facts if f.line == line), None)
+    if fact is None and any(code.line == line for code in parsed.code):
+        raise UsageError(
+            f"{make_ref(rel, line)} is a line of a code block, which wolfmem never edits; "
+            "change it in the file by hand"
+        )
     if fact is None or fact_key(fact.text) != wanted:
         raise UsageError(
             f"{make_ref(rel, line)} no longer holds the fact you read (the file changed since); "

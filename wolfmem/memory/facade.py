@@ -27,6 +27,7 @@ from wolfmem.errors import (
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import LogReceipt, log_episode
+from wolfmem.memory.recovery import LinesBack, Recovery
 from wolfmem.memory.refs import Excerpt, make_ref, read_ref
 from wolfmem.memory.saving import Receipt, Saver
 from wolfmem.search import query, query_dates
@@ -109,6 +110,8 @@ class Memory:
         self.syncer.on_changed = self._reconcile
         self.writer.on_foreign = self._reconciled
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
+        # Kept versions read whole (`history --show`, `diff --to`) and brought back in part.
+        self.recovery = Recovery(self.vault, self.history, self.writer)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
         self._feed: ChangeFeed | None = None  # only for on_change callbacks (watch)
@@ -345,6 +348,13 @@ class Memory:
         """Put an archived fact (a ref from search with sources=['archive']) back where it lived."""
         with self._lock:
             return self._corrections.restore(ref)
+
+    def restore_lines(
+        self, file: str, version: str, lines: tuple[int, int] | None = None, missing: bool = False
+    ) -> LinesBack:
+        """Bring back lines of a kept version (a range of its lines, or every fact the file lacks now)."""
+        with self._lock:
+            return self.recovery.bring_back(file, version, lines=lines, missing=missing)
 
     def log_episode(
         self, text: str | list[str], headline: str | None = None, when: datetime | None = None

@@ -56,6 +56,8 @@ def collect(memory: Memory) -> dict[str, Any]:
     except WolfmemError:
         data["staged_curation"] = []
     data["faults"] = [fault.to_dict() for fault in faults.check(services.vault, services.writer)]
+    # What a person may expect a search to find but that is not indexed (a notes.txt, a README.md at the top).
+    data["not_indexed"] = [{"path": rel, "reason": why} for rel, why in services.vault.not_indexed()]
     # Links out of the vault are never followed; listing them tells a person who made one on purpose why.
     data["ignored_links"] = [asdict(link) for link in services.vault.escaping_links()]
     return data
@@ -124,6 +126,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"editor:   {repair['at']}: {repair['message']}")
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
+    for item in data.get("not_indexed") or []:
+        lines.append(f"not indexed: {item['path']} ({item['reason']})")
     for link in data.get("ignored_links") or []:
         lines.append("ignored link (it leads outside the vault, so it is never followed): "
                      f"{link['rel']} -> {link['target']}")

@@ -43,7 +43,7 @@ def unreadable(exc: OSError) -> str:
 
 
 def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
-    """The index documents of one file's text: one per fact, with its neighbours as context.
+    """The index documents of one file's text: one per fact or code line, with its neighbours as context.
 
     A fact's date is its episode's day, or for knowledge the day wolfmem first saw the line.
     """
@@ -51,7 +51,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     source = source_of(rel)
     day = episode_date(rel) or ""
     first_seen = first_seen or {}
-    facts: Sequence[markdown.Fact] = parsed.facts
+    facts: Sequence[markdown.Fact] = parsed.searchable()
     archived: dict[int, str] = {}
     if source == "archive":
         facts, archived = _archived_facts(facts)
@@ -172,7 +172,7 @@ def dated_facts(rel: str, text: str, seen: Mapping[str, str], today: str) -> tup
     """facts_of, knowledge lines dated by first sight: (the docs, the keys seen today for the first time)."""
     if source_of(rel) != "knowledge":
         return facts_of(rel, text), set()
-    new = {fact_key(fact.text) for fact in markdown.parse(text).facts} - set(seen)
+    new = {fact_key(fact.text) for fact in markdown.parse(text).searchable()} - set(seen)
     if new:
         seen = {**seen, **dict.fromkeys(new, today)}
     return facts_of(rel, text, seen), new

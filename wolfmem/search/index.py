@@ -53,7 +53,9 @@ log = logging.getLogger(__name__)
 
 Part = TypeVar("Part", bound=BulkPart)
 
-SCHEMA_VERSION = 8
+# 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
+# is split into words.
+SCHEMA_VERSION = 9
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from whoosh import query as wq
-from whoosh.analysis import Filter, StemmingAnalyzer, Token
+from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Token, Tokenizer
 from whoosh.fields import ID, TEXT, Schema
 
 from wolfmem.core.tokens import STOP_WORDS
@@ -98,9 +99,53 @@ class _CJKBigrams(Filter):
                 yield token
 
 
+class _DottedParts(Filter):
+    """Also index the worded parts of a dotted word: "bastion.example.com" is found by "bastion".
+
+    Whoosh's word pattern keeps "example.com" and "v1.2.3" whole, so a host name in a fact or a
+    code line was found only by the whole name. A part counts when it has two or more characters
+    and a letter ("v1.2.3" adds "v1"; "e.g" adds nothing).
+    """
+
+    def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:  # type: ignore[override]
+        for token in tokens:
+            text = token.text
+            yield token
+            if "." not in text:
+                continue
+            for part in text.split("."):
+                if len(part) > 1 and part != text and any(ch.isalpha() for ch in part):
+                    token.text = part
+                    yield token
+
+
+class _ComposedTokenizer(Tokenizer):
+    """Whoosh's word tokenizer over the text in composed form (NFC).
+
+    macOS writes "café" decomposed (e + a combining accent), which the word pattern would split
+    into "cafe" and a stray accent; composing first makes a fact and a query typed either way the
+    same words. Only the words are composed: the file's bytes and the stored text stay as written.
+    """
+
+    def __init__(self) -> None:
+        self.words = RegexTokenizer()
+
+    def __call__(self, value: str, **kwargs: Any) -> Iterator[Token]:
+        return self.words(unicodedata.normalize("NFC", value), **kwargs)
+
+
 def fact_analyzer():
+    """How fact text and queries become terms: composed, split into words (and dotted words into
+    parts), lowercased, stop words out, stemmed."""
     # A stem cache of 16k words (Whoosh's default 50k held 9 MB in a daemon after a big sync).
-    return StemmingAnalyzer(stoplist=STOP_WORDS, minsize=1, cachesize=16384) | _CJKBigrams()
+    return (
+        _ComposedTokenizer()
+        | LowercaseFilter()
+        | _DottedParts()
+        | StopFilter(stoplist=STOP_WORDS, minsize=1)
+        | StemFilter(cachesize=16384)
+        | _CJKBigrams()
+    )
 
 
 def whoosh_schema() -> Schema:

@@ -37,7 +37,7 @@ LOCK_TIMEOUT_SECONDS = 60.0
 
 log = logging.getLogger(__name__)
 
-_EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+_EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$", re.IGNORECASE)
 # Editor temp, swap and backup files are never vault notes. Sync-tool conflict copies are indexed
 # (as custom notes, never curated), so what is in them can still be found.
 _IGNORED_NAME = re.compile(r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.orig$)")
@@ -85,12 +85,28 @@ def is_conflict_copy(rel: str) -> bool:
     return bool(_CONFLICT_NAME.search(rel.rsplit("/", 1)[-1]))
 
 
+def is_markdown(name: str) -> bool:
+    """Whether a file name is a markdown note's: `.md` in any case (`NOTES.MD` is common on macOS and Windows)."""
+    return name[-3:].lower() == ".md"
+
+
 def is_indexable(rel: str) -> bool:
     """Whether a vault-relative path is a markdown note wolfmem indexes."""
     parts = rel.split("/")
-    if len(parts) < 2 or parts[0] not in INDEXED_DIRS or not rel.endswith(".md"):
+    if len(parts) < 2 or parts[0] not in INDEXED_DIRS or not is_markdown(rel):
         return False
-    return not any(_IGNORED_NAME.search(part) for part in parts)
+    return not _ignored(rel)
+
+
+# Why a file a person may expect to be found is not indexed (`wolfmem status` names each).
+NOT_MARKDOWN = "only .md files are indexed; rename it to end in .md if it holds notes"
+OUTSIDE_INDEXED = "outside knowledge/, episodes/ and consolidated/, the folders wolfmem indexes"
+MAX_NOT_INDEXED = 50
+
+
+def _ignored(rel: str) -> bool:
+    """Whether any part of a path is hidden, editor litter or a backup: never a note."""
+    return any(_IGNORED_NAME.search(part) for part in rel.split("/"))
 
 
 class Vault:
@@ -262,7 +278,7 @@ class Vault:
                         self._scan_link(child, into, visited)
                     elif entry.is_dir(follow_symlinks=False):
                         self._scan_dir(open_subdir(folder, name), child, into, visited)
-                    elif name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    elif is_markdown(name) and entry.is_file(follow_symlinks=False):
                         found = entry.stat(follow_symlinks=False)
                         into[child] = DiskFile(child, found.st_mtime_ns, found.st_size)
                 except (OSError, OutsideVault):
@@ -277,7 +293,7 @@ class Vault:
         found = self._confined.stat(rel)
         if stat.S_ISDIR(found.st_mode):
             self._scan_dir(self._confined.open_dir(rel), rel, into, visited)
-        elif stat.S_ISREG(found.st_mode) and rel.endswith(".md"):
+        elif stat.S_ISREG(found.st_mode) and is_markdown(rel):
             into[rel] = DiskFile(rel, found.st_mtime_ns, found.st_size)
 
     def _stat_some(self, rels: Iterable[str]) -> dict[str, DiskFile]:
@@ -290,6 +306,45 @@ class Vault:
             if stat.S_ISREG(info.st_mode):
                 found[rel] = DiskFile(rel, info.st_mtime_ns, info.st_size)
         return found
+
+    def not_indexed(self) -> list[tuple[str, str]]:
+        """Files a person may expect a search to find that are not indexed, with why (the first MAX_NOT_INDEXED).
+
+        Inside the indexed folders: every file that is not markdown. Elsewhere: markdown files at the
+        vault's top level or one folder down. Hidden files, editor litter and `.bak` files are not named.
+        """
+        found: list[tuple[str, str]] = []
+        for top in INDEXED_DIRS:
+            for rel, info in self._confined.tree(top):
+                if stat.S_ISREG(info.st_mode) and not is_markdown(rel) and not _ignored(rel):
+                    found.append((rel, NOT_MARKDOWN))
+        for rel in self._outside_notes():
+            found.append((rel, OUTSIDE_INDEXED))
+        return sorted(found)[:MAX_NOT_INDEXED]
+
+    def _outside_notes(self) -> Iterator[str]:
+        """Markdown files at the vault's top level and in its other top-level folders (not deeper)."""
+        try:
+            entries = list(os.scandir(self.root))
+        except OSError:
+            return
+        for entry in entries:
+            if _IGNORED_NAME.search(entry.name) or entry.name in INDEXED_DIRS:
+                continue
+            if entry.is_file(follow_symlinks=False) and is_markdown(entry.name):
+                yield entry.name
+            elif entry.is_dir(follow_symlinks=False):
+                # Opened beneath the root, like every read: a folder swapped for a link out lists nothing.
+                for child in self._confined.names(entry.name):
+                    rel = f"{entry.name}/{child}"
+                    if is_markdown(child) and not _IGNORED_NAME.search(child) and self._is_file(rel):
+                        yield rel
+
+    def _is_file(self, rel: str) -> bool:
+        try:
+            return stat.S_ISREG(self._confined.stat(rel).st_mode)
+        except (OSError, OutsideVault):
+            return False
 
     def conflict_copies(self) -> list[str]:
         """Sync-tool conflict copies anywhere under knowledge/, which are never curated."""

@@ -1,0 +1,58 @@
+"""`wolfmem history --show`, `diff --to` and `restore --to --lines/--missing` as a person types them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+from wolfmem import Memory
+
+PEOPLE = "knowledge/people.md"
+
+
+def saved_version(memory: Memory) -> tuple[Path, int]:
+    """people.md with two saved facts under a hand-written task; the id of the version holding them."""
+    path = memory.vault.root / PEOPLE
+    path.write_text("# People\n\n## Sarah\n- [ ] Ask Sarah about the offsite\n")
+    memory.save("Sarah likes green tea", type="people", topic="Sarah")
+    memory.save("Tom runs the data team", type="people", topic="Tom")
+    return path, memory.history.versions(PEOPLE)[0].id
+
+
+def forget_and_edit(memory: Memory, path: Path) -> str:
+    """Both saves forgotten too eagerly, then a line of the person's own: the losses a partial restore fits."""
+    for query in ("green tea", "data team"):
+        memory.forget(memory.search(query)[0].ref, reason="tidying up")
+    task = "- [ ] Ask Sarah about the offsite\n"
+    text = path.read_text().replace(task, task + "- Sarah moved to Lisbon\n")
+    path.write_text(text)
+    memory.sync()
+    return path.read_text()
+
+
+def test_the_cli_shows_diffs_and_brings_back_lines(vault: Path) -> None:
+    with Memory(vault) as memory:
+        path, version = saved_version(memory)
+        forget_and_edit(memory, path)
+    shown = run_cli("history", "people", "--show", str(version), "--vault", str(vault))
+    assert shown.returncode == 0, shown.stderr
+    assert "5  - Sarah likes green tea\n" in shown.stdout
+    plain = run_cli("history", "people", "--show", str(version), "--plain", "--vault", str(vault))
+    assert plain.stdout.startswith("# People\n\n## Sarah\n")
+    as_json = json.loads(run_cli("history", "people", "--show", str(version), "--json", "--vault", str(vault)).stdout)
+    assert as_json["id"] == version and as_json["text"] == plain.stdout
+    diff = run_cli("diff", "people", "--to", str(version), "--vault", str(vault))
+    assert diff.returncode == 0 and "-- Tom runs the data team\n" in diff.stdout
+    back = run_cli("restore", "people", "--to", str(version), "--lines", "7-8", "--vault", str(vault))
+    assert back.returncode == 0, back.stderr
+    assert back.stdout.startswith("put back 1 line(s)")
+    assert path.read_text().endswith("- Sarah moved to Lisbon\n\n## Tom\n- Tom runs the data team\n")
+    rest = json.loads(run_cli("restore", "people", "--to", str(version), "--missing", "--json",
+                              "--vault", str(vault)).stdout)
+    assert [line["text"] for line in rest["restored"]] == ["Sarah likes green tea"]
+    misuse = run_cli("restore", "people", "--lines", "8", "--vault", str(vault))
+    assert misuse.returncode == 2 and "add --to ID" in misuse.stderr
+    bad = run_cli("restore", "people", "--to", str(version), "--lines", "eight", "--vault", str(vault))
+    assert bad.returncode == 2 and "range like 12-14" in bad.stderr

@@ -6,6 +6,9 @@
 - runs: the last outcome of each scheduled job;
 - issued: the fact each line ref last handed to a caller named, so an update or forget by ref acts
   only on the line the caller actually read.
+- displaced: versions of files an exchange swapped out but kept (a writer may still be writing to them),
+  with the bytes each held then, until `storage/displaced.py` merges or deletes them;
+- inodes: the inode numbers each file had lately, which a new version of it must not take again;
 - outbox: provenance changes (snapshot and first-seen) not yet published to the vault's
   `.wolfmem/provenance/` log, where another machine that takes over curation reads them.
 
@@ -41,7 +44,13 @@ CREATE TABLE IF NOT EXISTS issued (path TEXT NOT NULL, line INTEGER NOT NULL, ke
                                    PRIMARY KEY (path, line));
 CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, base BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
 """
+# Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
+# in any test or bench (50 in a row), at a few bytes each.
+RECENT_INODES = 64
 
 
 def line_hash(line: str) -> str:
@@ -185,6 +194,43 @@ class StateStore(Store):
         with self._connect() as db:
             row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
         return row[0] if row else None
+
+    # -- displaced versions and inode numbers (storage/displaced.py, storage/writer.py) ---------------
+    @guarded
+    def add_displaced(self, rel: str, path: str, base: bytes) -> None:
+        """Remember a kept displaced file (vault-relative `rel`) of `path`, and the bytes it held when displaced."""
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO displaced VALUES (?, ?, ?)", (rel, path, base))
+
+    @guarded
+    def displaced(self) -> dict[str, tuple[str, bytes]]:
+        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held then)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT rel, path, base FROM displaced").fetchall()
+        return {row[0]: (row[1], bytes(row[2])) for row in rows}
+
+    @guarded
+    def drop_displaced(self, rel: str) -> None:
+        """Forget a displaced file (merged, or deleted)."""
+        with self._connect() as db:
+            db.execute("DELETE FROM displaced WHERE rel = ?", (rel,))
+
+    @guarded
+    def recent_inodes(self, path: str) -> set[int]:
+        """The inode numbers a file had lately."""
+        with self._connect() as db:
+            return {row[0] for row in db.execute("SELECT ino FROM inodes WHERE path = ?", (path,))}
+
+    @guarded
+    def note_inodes(self, path: str, inodes: Iterable[int]) -> None:
+        """Remember inode numbers a file had, keeping the newest RECENT_INODES."""
+        with self._connect() as db:
+            db.executemany("INSERT INTO inodes (path, ino) VALUES (?, ?)", ((path, ino) for ino in inodes))
+            db.execute(
+                "DELETE FROM inodes WHERE path = ? AND seq NOT IN "
+                "(SELECT seq FROM inodes WHERE path = ? ORDER BY seq DESC LIMIT ?)",
+                (path, path, RECENT_INODES),
+            )
 
     # -- provenance: what other machines learn from this one, and the reverse ----------------------
     @guarded

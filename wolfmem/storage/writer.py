@@ -9,6 +9,11 @@ log, the digest, an audit report, a restore, the lease — is `VaultWriter.edit(
    the bytes read (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
 4. if an editor wrote in between, let go of the lock, back off, and redo the edit on top of theirs.
 
+For the notes people edit (`is_indexable`), step 3 also keeps the version it displaced, under a hidden
+name next to the file, with the bytes it held recorded in the state db: a program that opened the file
+before the exchange writes there afterwards, and `storage/displaced.py` merges what it wrote. And the
+new file never reuses an inode number the file had lately, so every write changes the file's identity.
+
 A person's editor does not take wolfmem's lock, so step 3 is what keeps their write: it is never
 overwritten with a version computed from older bytes. One error policy: an OS fault is a
 `StorageError` naming the file and the fix, and nothing is half-written; a failed reindex after a
@@ -17,8 +22,10 @@ landed write is logged and remembered (`last_index_error`), and the next sync ca
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +42,8 @@ from wolfmem.errors import (
     WolfmemError,
     storage_error,
 )
-from wolfmem.storage.exchange import atomic_write, replace_if_unchanged
+from wolfmem.storage.confine import Spot
+from wolfmem.storage.exchange import atomic_write, displaced_name, replace_if_unchanged
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import Vault, content_hash, is_indexable
@@ -62,6 +70,7 @@ class Cause(enum.StrEnum):
     UPDATE = "update"
     FORGET = "forget"
     ARCHIVE = "archive"
+    DISPLACED = "displaced write"  # what a program wrote to a version after wolfmem swapped it out, merged back
 
 
 # What a cancelled call was about to do, as the server's log says it ("stopped: cancelled before saving").
@@ -161,8 +170,13 @@ class VaultWriter:
                     if backup and expected:
                         atomic_write(spot.sibling(spot.name + ".bak"), expected)
                         self._stage(Stage.BACKED_UP, rel)
-                    found = replace_if_unchanged(spot, expected, data)
+                    keep = is_indexable(rel)
+                    keep_as = displaced_name(spot.name, content_hash(expected)) if keep and expected else None
+                    avoid = self._recent_inodes(rel) if keep else set()
+                    found = replace_if_unchanged(spot, expected, data, keep_as=keep_as, avoid=avoid)
                     if found is None:
+                        if keep:
+                            self._note_identity(rel, spot, keep_as, expected)
                         written = Written(rel, data, expected, wanted.detail, True)
                         self._landed(written, cause, composed)
                         if on_commit is not None:
@@ -207,6 +221,45 @@ class VaultWriter:
             except (OSError, WolfmemError) as exc:
                 self.last_index_error = f"{rel}: {exc}"
                 log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
+
+    def _recent_inodes(self, rel: str) -> set[int]:
+        try:
+            return self.state.recent_inodes(rel)
+        except StorageError as exc:  # the write goes on; only the inode guarantee is weaker this time
+            self.last_bookkeeping_error = f"{rel}: {exc}"
+            return set()
+
+    def _note_identity(self, rel: str, spot: Spot, kept: str | None, held: bytes) -> None:
+        """Record the new file's inode and the displaced one's, the displaced file kept, and drop older untouched ones."""
+        inodes = [os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False).st_ino]
+        if kept is not None:
+            try:
+                inodes.append(os.stat(kept, dir_fd=spot.folder, follow_symlinks=False).st_ino)
+            except FileNotFoundError:
+                kept = None  # the filesystem could not keep it: the exchange deleted it, as before
+        folder = rel.rpartition("/")[0]
+        try:
+            self.state.note_inodes(rel, inodes)
+            if kept is None:
+                return
+            self.state.add_displaced(f"{folder}/{kept}", rel, held)
+            # One pending version per file is enough: an older one nobody wrote to is superseded now.
+            for other, (path, base) in self.state.displaced().items():
+                if path != rel or other == f"{folder}/{kept}" or other.rpartition("/")[0] != folder:
+                    continue
+                name = other.rpartition("/")[2]
+                try:
+                    untouched = self.vault.read_bytes(other) == base
+                except FileNotFoundError:
+                    untouched = True
+                if untouched:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=spot.folder)
+                    self.state.drop_displaced(other)
+        except StorageError as exc:
+            # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
+            self.last_bookkeeping_error = f"{rel}: {exc}"
+            log.warning("%s was written, but the version it displaced was not recorded (%s)", rel, exc)
 
     def _read(self, rel: str) -> bytes:
         try:

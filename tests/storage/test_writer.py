@@ -190,15 +190,11 @@ def test_history_keeps_versions_with_their_cause_and_the_hand_edits_between(memo
     assert memory.history.data(kept[0].id) == path.read_bytes()
 
 
-def test_saves_on_one_day_coalesce_and_history_is_bounded(memory: Memory) -> None:
+def test_every_recent_save_is_a_version_and_history_is_bounded(memory: Memory) -> None:
     for number in range(5):
         memory.save(f"Server {number} runs Debian {number + 10}.", type="technical", topic="Servers")
-    assert [v.cause for v in memory.history.versions("knowledge/technical.md")] == ["save", "original"]
-    memory.history.generations = 3
-    for number in range(5):
-        memory.writer.edit("knowledge/technical.md", lambda t, n=number: Edit(t + f"- Rack {n} is full.\n"),
-                           cause=Cause.CURATION)
-    assert len(memory.history.versions("knowledge/technical.md")) == 3
+    # Any of them may be the version a person's editor loaded: each is kept (see test_history for thinning).
+    assert [v.cause for v in memory.history.versions("knowledge/technical.md")] == ["save"] * 5 + ["original"]
 
 
 def test_a_hand_line_kept_word_for_word_stays_a_hand_line(memory: Memory) -> None:

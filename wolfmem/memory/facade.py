@@ -39,6 +39,7 @@ from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.provenance import Provenance
+from wolfmem.storage.reconcile import Kind, Reconciler
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 from wolfmem.storage.writer import VaultWriter
@@ -114,6 +115,13 @@ class Memory:
         self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
                             similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
+        # An outside write (an editor's stale buffer, a git checkout) that dropped lines wolfmem wrote is
+        # merged back wherever it is first noticed: by a sync (the watcher, a search) or by the next write.
+        self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)
+        self.syncer.on_changed = self._reconcile
+        self.writer.on_foreign = lambda rel, data: any(
+            repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data)
+        )
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
@@ -185,6 +193,17 @@ class Memory:
                 if changes is not None and pending is not None:
                     changes.failed(pending)
                 raise
+
+    def _reconcile(self, rels: list[str]) -> None:
+        """Check each changed knowledge file for lines an outside write dropped (a sync's on_changed)."""
+        for rel in rels:
+            if not self.reconciler.watches(rel):
+                continue
+            try:
+                self.reconciler.check(rel)
+            except (OSError, WolfmemError) as exc:
+                # The index is current; the file is checked again on its next change or write.
+                log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
 
     def _refresh_for_save(self) -> object:
         """What a save brings up to date first: everything changed, when watching; else the curated files."""

@@ -98,6 +98,9 @@ class Syncer:
         self.state = state
         self.clock = clock
         self.last_sync: float | None = None
+        # Called, outside the vault lock, with the files whose content a sync found changed (not by this
+        # Syncer's own writes, which are indexed as they land); Memory wires the reconcile of outside writes.
+        self.on_changed: Callable[[list[str]], None] | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -146,13 +149,16 @@ class Syncer:
             return SyncReport()
         try:
             with self.vault.lock():
-                return self.sync_locked(progress, only, exact)
+                report = self.sync_locked(progress, only, exact)
         except StorageError:
             # A read-only or full state folder: if every planned file turns out to hold what the index
             # has (a racy re-check, a file still unreadable), the index is current and reads go on.
             if todo is None or todo.remove or not all(self._unchanged(rel, known.get(rel)) for rel in todo.check):
                 raise
             return SyncReport()
+        if report.indexed and self.on_changed is not None:
+            self.on_changed(list(report.indexed))
+        return report
 
     def sync_locked(
         self,

@@ -94,7 +94,11 @@ def replace_if_unchanged(
                     found = read_or_empty(spot)
                     return found, found
                 return None
-            if _exchange(tmp, spot):
+            try:
+                exchanged = _exchange(tmp, spot)
+            except FileNotFoundError:
+                return b"", b""  # an editor renamed the file away since the read: the caller waits and redoes it
+            if exchanged:
                 # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
                 if read_or_empty(tmp) == expected:
                     if keep_as is not None:
@@ -108,7 +112,11 @@ def replace_if_unchanged(
                 found = read_or_empty(spot)
                 return found, found
             # No atomic exchange here: compare, replace, and catch in-place writes to the old file after.
-            with os.fdopen(open_regular(spot), "rb") as old:
+            try:
+                fd = open_regular(spot)
+            except FileNotFoundError:
+                return b"", b""
+            with os.fdopen(fd, "rb") as old:
                 if old.read() != expected:
                     found = read_or_empty(spot)
                     return found, found

@@ -9,6 +9,10 @@
 - displaced: versions of files an exchange swapped out but kept (a writer may still be writing to them),
   with the bytes each held then, until `storage/displaced.py` merges or deletes them;
 - inodes: the inode numbers each file had lately, which a new version of it must not take again;
+- put_back: the lines (by hash) wolfmem put back into a file after an editor dropped them: removed
+  again, they are obeyed, never put back twice;
+- repairs: what wolfmem put back or archived as "removed by hand" after an outside write, for the
+  log of `status` and the one notice the next agent call touching the file gets;
 - outbox: provenance changes (snapshot and first-seen) not yet published to the vault's
   `.wolfmem/provenance/` log, where another machine that takes over curation reads them.
 
@@ -47,7 +51,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, base BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
+CREATE TABLE IF NOT EXISTS put_back (path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (path, hash));
+CREATE TABLE IF NOT EXISTS repairs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, record TEXT NOT NULL,
+                                    told INTEGER NOT NULL DEFAULT 0);
 """
+KEPT_REPAIRS = 200
 # Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
 # in any test or bench (50 in a row), at a few bytes each.
 RECENT_INODES = 64
@@ -231,6 +239,52 @@ class StateStore(Store):
                 "(SELECT seq FROM inodes WHERE path = ? ORDER BY seq DESC LIMIT ?)",
                 (path, path, RECENT_INODES),
             )
+
+    # -- put back and removed by hand ---------------------------------------------------------
+    @guarded
+    def put_back_hashes(self, path: str) -> set[str]:
+        """Hashes of the lines wolfmem already put back once into a file."""
+        with self._connect() as db:
+            rows = db.execute("SELECT hash FROM put_back WHERE path = ?", (path,)).fetchall()
+        return {row[0] for row in rows}
+
+    @guarded
+    def note_put_back(self, path: str, put: Iterable[str], obeyed: Iterable[str]) -> None:
+        """Remember lines put back into a file, and forget lines whose removal was obeyed (a later save is new)."""
+        with self._connect() as db:
+            db.executemany("DELETE FROM put_back WHERE path = ? AND hash = ?", ((path, line_hash(x)) for x in obeyed))
+            db.executemany("INSERT OR IGNORE INTO put_back VALUES (?, ?)", ((path, line_hash(x)) for x in put))
+
+    @guarded
+    def add_repair(self, path: str, record: Mapping[str, Any]) -> None:
+        """Record one put-back or removed-by-hand event (the newest KEPT_REPAIRS are kept)."""
+        with self._connect() as db:
+            db.execute("INSERT INTO repairs (path, record) VALUES (?, ?)", (path, json.dumps(record, sort_keys=True)))
+            db.execute(
+                "DELETE FROM repairs WHERE id NOT IN (SELECT id FROM repairs ORDER BY id DESC LIMIT ?)",
+                (KEPT_REPAIRS,),
+            )
+
+    @guarded
+    def repairs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The newest repair records, newest first."""
+        with self._connect() as db:
+            rows = db.execute("SELECT record FROM repairs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    @guarded
+    def take_notices(self, paths: Iterable[str]) -> list[dict[str, Any]]:
+        """Repairs of these files no agent call was told about yet, oldest first; each is handed out once."""
+        wanted = sorted(set(paths))
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        with self._connect() as db:
+            rows = db.execute(
+                f"SELECT id, record FROM repairs WHERE told = 0 AND path IN ({marks}) ORDER BY id", wanted
+            ).fetchall()
+            db.executemany("UPDATE repairs SET told = 1 WHERE id = ?", ((row[0],) for row in rows))
+        return [json.loads(row[1]) for row in rows]
 
     # -- provenance: what other machines learn from this one, and the reverse ----------------------
     @guarded

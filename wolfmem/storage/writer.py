@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CAS_SECONDS = 10.0
+# How long a knowledge file that had content may read as missing or empty before a write believes it:
+# vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
+SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
 
 
 class Cause(enum.StrEnum):
@@ -71,6 +74,7 @@ class Cause(enum.StrEnum):
     FORGET = "forget"
     ARCHIVE = "archive"
     DISPLACED = "displaced write"  # what a program wrote to a version after wolfmem swapped it out, merged back
+    MERGE = "put back"  # lines an outside write dropped, put back on top of it (storage/reconcile.py)
 
 
 # What a cancelled call was about to do, as the server's log says it ("stopped: cancelled before saving").
@@ -128,6 +132,11 @@ class VaultWriter:
         self.clock = clock
         self.reindex = reindex
         self.on_stage: Callable[[Stage, str], None] | None = None
+        # Called with a knowledge file's bytes when they are not the newest version history holds (an
+        # outside write); True when it rewrote the file (storage/reconcile.py puts dropped lines back).
+        self.on_foreign: Callable[[str, bytes], bool] | None = None
+        # How a write waits for a file an editor has away for a moment (injectable: tests count polls).
+        self.pause: Callable[[float], None] = time.sleep
         self.last_index_error: str | None = None
         self.last_bookkeeping_error: str | None = None
 
@@ -150,10 +159,10 @@ class VaultWriter:
         """
         self.vault.resolve(rel)
         deadline = time.monotonic() + CAS_SECONDS
-        expected = base = self._read(rel)
+        expected = base = self._read_settled(rel, cause)
         for attempt in _attempts(deadline):
             if attempt:
-                expected = base = self._read(rel)
+                expected = base = self._read_settled(rel, cause)
             self._stage(Stage.READ, rel)
             wanted = transform(_decode(base, rel))
             if wanted is None:
@@ -260,6 +269,38 @@ class VaultWriter:
             # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
             self.last_bookkeeping_error = f"{rel}: {exc}"
             log.warning("%s was written, but the version it displaced was not recorded (%s)", rel, exc)
+
+    def _read_settled(self, rel: str, cause: Cause) -> bytes:
+        """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""
+        data = self._read(rel)
+        if not data and rel.startswith("knowledge/") and self._had_content(rel):
+            for delay in SETTLE_DELAYS:
+                self.pause(delay)
+                data = self._read(rel)
+                if data:
+                    break
+            else:
+                log.info("%s stayed missing or empty for %.1f s; writing it anew", rel, sum(SETTLE_DELAYS))
+        foreign = data and cause is not Cause.MERGE and self.on_foreign is not None and self._is_foreign(rel, data)
+        if foreign and self.on_foreign is not None and self.on_foreign(rel, data):
+            data = self._read(rel)
+        return data
+
+    def _had_content(self, rel: str) -> bool:
+        try:
+            latest = self.history.latest(rel)
+        except StorageError:
+            return False
+        return latest is not None and latest.size > 0
+
+    def _is_foreign(self, rel: str, data: bytes) -> bool:
+        if not rel.startswith("knowledge/"):
+            return False
+        try:
+            latest = self.history.latest(rel)
+        except StorageError:
+            return False
+        return latest is not None and latest.revision != content_hash(data)
 
     def _read(self, rel: str) -> bytes:
         try:

@@ -1,0 +1,216 @@
+"""When an outside writer (an editor, a `git checkout`, a sync tool) drops lines wolfmem wrote, put them back.
+
+A knowledge file changed, and not by wolfmem (its hash is not the newest recorded version). If every
+line wolfmem wrote that the previous version held is still there, it is an ordinary edit: recorded in
+history as a hand edit, nothing more. Otherwise the editor wrote over lines it never saw, or the person
+deleted some on purpose, and a three-way merge tells the two apart:
+
+- base: the recorded version the editor started from, the one closest to what it wrote (choose_base);
+- ours: the previous version (what the file held before the outside write);
+- theirs: what the file holds now.
+
+merge3(base, ours, theirs) re-applies what changed between base and ours (the saves, updates and
+curation the editor could not have read) on top of theirs, keeping every line the person wrote. The
+result is written through the writer (compare-and-exchange: only over exactly theirs), as a version of
+its own cause, "put back". wolfmem's lines the person removed from a version that held them (base) were
+removed knowingly: they go to the archive as "removed by hand". A line put back once and removed again
+is obeyed, never put back twice, so a person can always win. Every repair is logged at WARNING,
+recorded for `wolfmem status`, and handed once to the next agent call that touches the file.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from difflib import SequenceMatcher
+
+from wolfmem.core import markdown
+from wolfmem.core.markdown import content_lines
+from wolfmem.core.merge import choose_base, merge3
+from wolfmem.storage.archive import Archive, ArchivedFact, Reason
+from wolfmem.storage.history import HAND_EDIT, History
+from wolfmem.storage.state import StateStore, line_hash
+from wolfmem.storage.vault import content_hash, source_of
+from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
+
+log = logging.getLogger(__name__)
+
+# How many recorded versions a base is chosen from: a day of saves at one every few minutes.
+BASES = 200
+REMOVED_BY_HAND = "removed by hand"
+
+
+class Kind(enum.StrEnum):
+    """What wolfmem did about an outside write."""
+
+    PUT_BACK = "put back"
+    REMOVED_BY_HAND = REMOVED_BY_HAND
+
+
+@dataclass(frozen=True)
+class Repair:
+    """One put-back or removed-by-hand event: which file, which lines (first and last, 1-based), how many, when."""
+
+    kind: Kind
+    path: str
+    first: int
+    last: int
+    count: int
+    at: str
+    archived: str = ""  # removed by hand: the ref of the first archive record
+
+    @property
+    def where(self) -> str:
+        """The ref of the lines: file:knowledge/people.md#L40-L41."""
+        span = f"L{self.first}" if self.first == self.last else f"L{self.first}-L{self.last}"
+        return f"file:{self.path}#{span}"
+
+    def message(self) -> str:
+        """The sentence an agent and `status` show."""
+        many = self.count != 1
+        lines = f"{self.count} line{'s' if many else ''} wolfmem wrote {'were' if many else 'was'}"
+        if self.kind is Kind.PUT_BACK:
+            return f"{lines} overwritten by an editor and put back at {self.where}"
+        where = f" ({self.archived})" if self.archived else ""
+        return f"{lines} removed by hand from {self.path} and archived{where}"
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready form, with the message."""
+        return {**asdict(self), "where": self.where, "message": self.message()}
+
+
+class Reconciler:
+    """Checks outside writes to one vault's knowledge files and repairs what they dropped."""
+
+    def __init__(
+        self, writer: VaultWriter, archive: Archive, history: History, state: StateStore,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.writer = writer
+        self.archive = archive
+        self.history = history
+        self.state = state
+        self.clock = clock
+
+    @staticmethod
+    def watches(rel: str) -> bool:
+        """Whether outside writes to rel are checked: the knowledge files, whose versions history keeps."""
+        return source_of(rel) == "knowledge"
+
+    def check(self, rel: str, data: bytes | None = None) -> list[Repair]:
+        """Look at rel as it is now (or as `data`, just read); repair what an outside write dropped."""
+        if not self.watches(rel):
+            return []
+        if data is None:
+            data = self.writer.vault.read_or_empty(rel)
+        if not data:
+            return []  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
+        kept = self.history.texts(rel, BASES)
+        if not kept or kept[0][0].revision == content_hash(data):
+            return []  # nothing recorded to protect, or wolfmem's own write (or one seen already)
+        try:
+            theirs = data.decode("utf-8")
+            versions = [(version.id, text.decode("utf-8")) for version, text in kept]
+        except UnicodeDecodeError:
+            return []  # not text: the index skips it too
+        ours = versions[0][1]
+        own = self.state.snapshot_lines(rel) or set()
+        present = set(content_lines(theirs))
+        if not any(line in own and line not in present for line in content_lines(ours)):
+            self.history.note(rel, data, HAND_EDIT, self.clock())  # an ordinary edit: every line of ours kept
+            return []
+        return self._repair(rel, data, theirs, ours, dict(versions), choose_base(theirs, versions), own)
+
+    def _repair(
+        self, rel: str, data: bytes, theirs: str, ours: str, versions: dict[int, str], base_id: int | None,
+        own: set[str],
+    ) -> list[Repair]:
+        base = versions[base_id] if base_id is not None else ours
+        merged = merge3(base, ours, theirs).text
+        again = self.state.put_back_hashes(rel)
+        merged, obeyed = _drop_repeated(merged, theirs, again)
+        now = self.clock()
+        removed = _removed(base, ours, merged, own) | obeyed
+        repairs: list[Repair] = []
+        if merged != theirs:
+            written: Written[None] = self.writer.edit(
+                rel, lambda current: Edit(merged) if current == theirs else None, cause=Cause.MERGE, composed=False,
+            )
+            if not written.changed:
+                return []  # the file changed again meanwhile: the next look merges that version
+            first, last, count = _added_span(theirs, merged)
+            put = [line for line in content_lines(merged) if line not in set(content_lines(theirs))]
+            self.state.note_put_back(rel, put, ())
+            repairs.append(Repair(Kind.PUT_BACK, rel, first, last, count, now.isoformat(timespec="seconds")))
+        elif not self.history.note(rel, data, HAND_EDIT, now):
+            return []  # another process saw this version first and did the bookkeeping
+        if removed:
+            repairs.append(self._archive(rel, base, sorted(removed), now))
+        for repair in repairs:
+            log.warning("%s: %s", rel, repair.message())
+            self.state.add_repair(rel, repair.to_dict())
+        return repairs
+
+    def _archive(self, rel: str, base: str, removed: list[str], now: datetime) -> Repair:
+        """Archive wolfmem's lines a person removed (as "removed by hand"); they are no longer its own in rel."""
+        lines = [line.rstrip() for line in markdown.split_lines(base)]
+        facts = {lines[fact.line - 1]: fact for fact in markdown.parse(base).facts if fact.line <= len(lines)}
+        day = now.date().isoformat()
+        records = [
+            ArchivedFact(fact.text, rel, fact.section, day, Reason.REMOVED, why=REMOVED_BY_HAND, by="hand")
+            for line in removed
+            if (fact := facts.get(line)) is not None
+        ]
+        refs = self.archive.add(records)
+        self.state.update_snapshot(rel, (), removed)
+        self.state.note_put_back(rel, (), removed)
+        numbers = sorted(facts[line].line for line in removed if line in facts) or [0]
+        return Repair(
+            Kind.REMOVED_BY_HAND, rel, numbers[0], numbers[-1], len(removed), now.isoformat(timespec="seconds"),
+            archived=refs[0] if refs else "",
+        )
+
+
+def _removed(base: str, ours: str, merged: str, own: set[str]) -> set[str]:
+    """wolfmem's lines that base and ours held and the merge leaves out: the person removed them."""
+    kept = set(content_lines(merged))
+    return (set(content_lines(base)) & set(content_lines(ours)) & own) - kept
+
+
+def _drop_repeated(merged: str, theirs: str, again: set[str]) -> tuple[str, set[str]]:
+    """The merge without lines put back once already and removed again (obeyed), and those lines."""
+    if not again:
+        return merged, set()
+    extra = Counter(content_lines(merged)) - Counter(content_lines(theirs))
+    obeyed = {line for line in extra if line_hash(line) in again}
+    if not obeyed:
+        return merged, set()
+    drop = Counter({line: extra[line] for line in obeyed})
+    kept = []
+    for line in reversed(markdown.split_lines(merged)):
+        key = line.rstrip()
+        if drop[key] > 0:
+            drop[key] -= 1
+            continue
+        kept.append(line)
+    return "".join(reversed(kept)), obeyed
+
+
+def _added_span(theirs: str, merged: str) -> tuple[int, int, int]:
+    """The first and last line (1-based) of merged that theirs lacks, and how many non-blank lines those are."""
+    a = [line.rstrip("\r\n") for line in markdown.split_lines(theirs)]
+    b = [line.rstrip("\r\n") for line in markdown.split_lines(merged)]
+    added = [
+        j
+        for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if tag in ("insert", "replace")
+        for j in range(j1, j2)
+        if b[j].strip()
+    ]
+    if not added:
+        return 0, 0, 0
+    return added[0] + 1, added[-1] + 1, len(added)

@@ -36,6 +36,7 @@ from wolfmem.search.schema import Filters
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.archive import Archive
+from wolfmem.storage.displaced import Displaced
 from wolfmem.storage.history import History
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.provenance import Provenance
@@ -122,6 +123,8 @@ class Memory:
         self.writer.on_foreign = lambda rel, data: any(
             repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data)
         )
+        # What programs wrote to a version a write swapped out (nano, `>>`) is merged back once they are done.
+        self.displaced = Displaced(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         self._lock = threading.RLock()
         self._changes: InotifyChanges | None = None
@@ -187,6 +190,8 @@ class Memory:
                     log.warning("stopped watching %s (%s); searches will stat every file", self.vault.root, exc)
                     changes.close()
                     self._changes = changes = None
+            # Kept displaced versions are looked for by name whenever the whole vault is scanned anyway.
+            self.displaced.settle(strays=pending is None or pending.rescan)
             try:
                 return self._sync_pending(pending)
             except BaseException:

@@ -10,7 +10,9 @@ watcher, an MCP call, the next CLI command) settles it:
 - untouched (it still holds what it held): deleted;
 - written to: a three-way merge puts what was written there into the live file (base: what it held;
   theirs: what it holds now; ours: the live file with wolfmem's writes since), through the writer,
-  with the cause "displaced write"; the lines put back are reported; then it is deleted.
+  with the cause "displaced write"; the lines put back are reported like any put-back (the log,
+  `wolfmem status`, the next agent call touching the file: see `storage/reconcile.py`); then it is
+  deleted. The merge keeps every line of both sides, so nothing in it needs the archive.
 
 Kept files are found by their names on disk too, so one whose record was lost (a full state folder,
 a crash) is still settled; without a record, its base is taken as empty, and the merge keeps every
@@ -24,12 +26,13 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from wolfmem.core.markdown import split_lines
 from wolfmem.core.merge import merge3
-from wolfmem.errors import StorageError
+from wolfmem.errors import StorageError, WolfmemError
 from wolfmem.storage.exchange import DISPLACED_MARK, displaced_parts
 from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause, Edit, VaultWriter
@@ -49,12 +52,25 @@ class PutBack:
 
     rel: str
     lines: tuple[int, ...]
+    at: str
 
-    def describe(self) -> str:
+    @property
+    def where(self) -> str:
+        """The ref of the lines: file:knowledge/people.md#L40-L41."""
+        first, last = self.lines[0], self.lines[-1]
+        return f"file:{self.rel}#L{first}" + (f"-L{last}" if last != first else "")
+
+    def message(self) -> str:
         """The sentence the log, status and the next agent call show."""
-        where = f"#L{self.lines[0]}" + (f"–{self.lines[-1]}" if len(self.lines) > 1 else "")
-        return (f"{len(self.lines)} line(s) written to {self.rel} while wolfmem replaced it "
-                f"were merged back at {self.rel}{where}")
+        many = len(self.lines) != 1
+        return (f"{len(self.lines)} line{'s' if many else ''} an editor wrote while wolfmem replaced {self.rel} "
+                f"{'were' if many else 'was'} merged back at {self.where}")
+
+    def to_dict(self) -> dict[str, object]:
+        """The repair record `wolfmem status` and the notices read (the shape of reconcile.Repair's)."""
+        return {"kind": Cause.DISPLACED.value, "path": self.rel, "first": self.lines[0], "last": self.lines[-1],
+                "count": len(self.lines), "at": self.at, "archived": "", "where": self.where,
+                "message": self.message()}
 
 
 @dataclass(frozen=True)
@@ -67,8 +83,9 @@ class _Pending:
 class Displaced:
     """Settles the displaced versions the writer kept, in any process."""
 
-    def __init__(self, writer: VaultWriter, grace: float = GRACE_SECONDS) -> None:
+    def __init__(self, writer: VaultWriter, clock: Callable[[], datetime], grace: float = GRACE_SECONDS) -> None:
         self.writer = writer
+        self.clock = clock
         self.grace = grace
 
     def due(self) -> float | None:
@@ -82,17 +99,22 @@ class Displaced:
         strays=True also looks for kept versions by name in STRAY_FOLDERS (a full sync does).
         """
         put_back = []
-        for pending, quiet in self._quiet(self._pending(strays)):
-            if quiet < self.grace:
+        try:
+            quiet = self._quiet(self._pending(strays))
+        except StorageError as exc:
+            log.warning("could not look for displaced versions (%s); the next sync tries again", exc)
+            return []
+        for pending, quiet_for in quiet:
+            if quiet_for < self.grace:
                 continue
             try:
                 done = self._settle_one(pending)
-            except (OSError, StorageError) as exc:
+                if done is not None:
+                    log.warning("%s: %s", done.rel, done.message())
+                    put_back.append(done)
+                    self.writer.state.add_repair(done.rel, done.to_dict())
+            except (OSError, WolfmemError) as exc:
                 log.warning("could not settle %s yet (%s); the next sync tries again", pending.rel, exc)
-                continue
-            if done is not None:
-                log.warning("%s", done.describe())
-                put_back.append(done)
         return put_back
 
     # -- internals ------------------------------------------------------------------------------
@@ -141,8 +163,14 @@ class Displaced:
             return None if merged == live else Edit(merged, _new_lines(live, merged))
 
         written = self.writer.edit(item.target, put_back, cause=Cause.DISPLACED, composed=False)
-        self._delete(item)
-        return PutBack(item.target, written.detail) if written.changed and written.detail else None
+        if self.writer.vault.read_bytes(item.rel) != held:
+            # Written to again while merging: what it holds now is merged next time, from what was merged now.
+            self.writer.state.add_displaced(item.rel, item.target, held)
+        else:
+            self._delete(item)
+        if not (written.changed and written.detail):
+            return None
+        return PutBack(item.target, written.detail, self.clock().isoformat(timespec="seconds"))
 
     def _delete(self, item: _Pending) -> None:
         with contextlib.suppress(FileNotFoundError), self.writer.vault.spot(item.rel) as spot:

@@ -239,7 +239,7 @@ class VaultWriter:
             return set()
 
     def _note_identity(self, rel: str, spot: Spot, kept: str | None, held: bytes) -> None:
-        """Record the new file's inode and the displaced one's, the displaced file kept, and drop older untouched ones."""
+        """Record the new inode and the displaced one, keep the displaced file, drop older untouched ones."""
         inodes = [os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False).st_ino]
         if kept is not None:
             try:

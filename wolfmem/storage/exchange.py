@@ -28,9 +28,6 @@ from wolfmem.storage.confine import Spot, open_regular, read_fd, spot_of
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
-# How many temp files a write makes at most while looking for an inode number the file has not had
-# recently; the filesystem hands out each held number once, so a second try nearly always succeeds.
-FRESH_INODE_TRIES = 8
 DISPLACED_MARK = ".wolfmem-displaced-"
 
 
@@ -140,16 +137,16 @@ def _write_temp(spot: Spot, data: bytes, avoid: Container[int] = ()) -> Spot:
     """A new hidden temp file next to spot holding data, fsynced, with the mode of the file it will replace.
 
     Its inode number is none of `avoid`: a temp that got one is held (so the filesystem cannot hand the
-    same number out again) while another is made, and deleted after.
+    same number out again) while another is made, and deleted after. Held temps have different numbers,
+    so this ends after at most len(avoid) of them.
     """
     rejected: list[Spot] = []
     try:
-        for attempt in range(FRESH_INODE_TRIES):
-            tmp, fd = _create_temp(spot)
-            if attempt == FRESH_INODE_TRIES - 1 or os.fstat(fd).st_ino not in avoid:
-                break
+        tmp, fd = _create_temp(spot)
+        while os.fstat(fd).st_ino in avoid:
             os.close(fd)
             rejected.append(tmp)
+            tmp, fd = _create_temp(spot)
     finally:
         for spare in rejected:
             _discard(spare)

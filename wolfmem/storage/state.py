@@ -231,8 +231,11 @@ class StateStore(Store):
 
     @guarded
     def note_inodes(self, path: str, inodes: Iterable[int]) -> None:
-        """Remember inode numbers a file had, keeping the newest RECENT_INODES."""
+        """Remember inode numbers a file had, keeping the newest RECENT_INODES different ones."""
         with self._connect() as db:
+            inodes = list(dict.fromkeys(inodes))
+            # Each number once, at its newest place: the displaced file's number is usually recorded already.
+            db.executemany("DELETE FROM inodes WHERE path = ? AND ino = ?", ((path, ino) for ino in inodes))
             db.executemany("INSERT INTO inodes (path, ino) VALUES (?, ?)", ((path, ino) for ino in inodes))
             db.execute(
                 "DELETE FROM inodes WHERE path = ? AND seq NOT IN "

@@ -47,6 +47,9 @@ def search(
     """Search memory; one line per hit with its ref."""
     with open_memory(vault) as memory, errors():
         hits = memory.search(query, sources=source or None, limit=limit, after=after, before=before, today=today)
+        notices = memory.take_notices(hit.path for hit in hits)
+    for notice in notices:  # stderr: the JSON on stdout stays a list of hits
+        typer.echo(f"notice: {notice}", err=True)
     if as_json:
         print_json([hit.to_dict() for hit in hits])
         return
@@ -69,6 +72,8 @@ def get(
         print_json(excerpt.to_dict())
     else:
         typer.echo(excerpt.text, nl=not excerpt.text.endswith("\n"))
+        for notice in excerpt.notices:
+            typer.echo(f"notice: {notice}", err=True)
 
 
 def memory_map(vault: VaultOption = None) -> None:

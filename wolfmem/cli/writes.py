@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,6 +16,9 @@ from wolfmem.cli.common import (
     open_memory,
     print_json,
 )
+
+if TYPE_CHECKING:
+    from wolfmem.memory.corrections import Correction
 
 
 def save(
@@ -32,7 +35,7 @@ def save(
     if as_json:
         print_json(receipt.to_dict())
     else:
-        typer.echo(receipt.message)
+        typer.echo("\n".join([receipt.message, *(f"Notice: {notice}." for notice in receipt.notices)]))
 
 
 def log(
@@ -91,7 +94,7 @@ def update(
     """Replace one fact with a corrected one; the old line is archived."""
     with open_memory(vault) as memory, errors():
         correction = memory.update(ref, fact, expected)
-    print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
+    print_json(correction.to_dict()) if as_json else _echo_correction(correction)
 
 
 def forget(
@@ -104,7 +107,7 @@ def forget(
     """Remove one fact from its knowledge file; it is archived and can be restored."""
     with open_memory(vault) as memory, errors():
         correction = memory.forget(ref, reason, expected)
-    print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
+    print_json(correction.to_dict()) if as_json else _echo_correction(correction)
 
 
 def restore(
@@ -122,7 +125,7 @@ def restore(
     with open_memory(vault) as memory, errors():
         if fact is not None:
             correction = memory.restore_fact(fact)
-            print_json(correction.to_dict()) if as_json else typer.echo(correction.message)
+            print_json(correction.to_dict()) if as_json else _echo_correction(correction)
             return
         assert file is not None
         typer.echo(restore_version(memory, file, to) if to else restore_backup(memory, file))
@@ -156,3 +159,7 @@ def diff(
 
     with open_memory(vault) as memory, errors():
         typer.echo(diff_backup(memory, file), nl=False)
+
+
+def _echo_correction(correction: Correction) -> None:
+    typer.echo("\n".join([correction.message, *(f"Notice: {notice}." for notice in correction.notices)]))

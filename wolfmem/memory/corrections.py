@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -53,11 +53,13 @@ class Correction:
     new: str = ""
     archived: str = ""  # ref of the archive record of the line that left
     duplicate_of: str = ""
+    # What wolfmem did to the file since an agent last touched it (lines put back after an editor).
+    notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
         required = {"status", "ref", "path", "message"}
-        return {key: value for key, value in asdict(self).items() if key in required or value != ""}
+        return {key: value for key, value in asdict(self).items() if key in required or value not in ("", [])}
 
 
 class Corrections:

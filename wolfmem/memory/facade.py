@@ -7,7 +7,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +56,7 @@ log = logging.getLogger(__name__)
 DEFAULT_SOURCES = ("knowledge", "episodes")
 MAX_LIMIT = 50
 SNIPPET_CHARS = 240
+RECENT_REPAIRS = 10
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 Clock = Callable[[], datetime]
@@ -113,16 +114,15 @@ class Memory:
         # What curation must know about this machine's writes is published to the vault as they happen.
         self.provenance = Provenance(self.writer, self.state, machine_id(self.config.state_root()))
         self.state.on_change = self.provenance.publish_soon
-        self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
-                            similar=self.hybrid.similar if self.hybrid is not None else None)
         self.archive = Archive(self.writer, clock)
+        self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
+                            similar=self.hybrid.similar if self.hybrid is not None else None,
+                            archived=self.archive.records)
         # An outside write (an editor's stale buffer, a git checkout) that dropped lines wolfmem wrote is
         # merged back wherever it is first noticed: by a sync (the watcher, a search) or by the next write.
         self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)
         self.syncer.on_changed = self._reconcile
-        self.writer.on_foreign = lambda rel, data: any(
-            repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data)
-        )
+        self.writer.on_foreign = self._reconciled
         # What programs wrote to a version a write swapped out (nano, `>>`) is merged back once they are done.
         self.displaced = Displaced(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
@@ -202,13 +202,17 @@ class Memory:
     def _reconcile(self, rels: list[str]) -> None:
         """Check each changed knowledge file for lines an outside write dropped (a sync's on_changed)."""
         for rel in rels:
-            if not self.reconciler.watches(rel):
-                continue
-            try:
-                self.reconciler.check(rel)
-            except (OSError, WolfmemError) as exc:
-                # The index is current; the file is checked again on its next change or write.
-                log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+            if self.reconciler.watches(rel):
+                self._reconciled(rel)
+
+    def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
+        """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""
+        try:
+            return any(repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data))
+        except (OSError, WolfmemError) as exc:
+            # A read-only state folder, a busy file: the file is checked again on its next change or write.
+            log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+            return False
 
     def _refresh_for_save(self) -> object:
         """What a save brings up to date first: everything changed, when watching; else the curated files."""
@@ -271,6 +275,17 @@ class Memory:
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits
 
+    def take_notices(self, paths: Iterable[str]) -> list[str]:
+        """What wolfmem did to these files after an outside write that no call was told yet; each is told once.
+
+        save, get, update and forget attach these to their result; a caller of search asks for the hits' files.
+        """
+        try:
+            return [str(record["message"]) for record in self.state.take_notices(paths)]
+        except WolfmemError as exc:  # a read never fails over its notices
+            log.debug("could not read the notices: %s", exc)
+            return []
+
     def get(self, ref: str) -> Excerpt:
         """The text a ref names: a whole file, a line range (#L10-L40) or a section (#Sarah)."""
         limits.REF.check(ref)
@@ -279,6 +294,9 @@ class Memory:
         if excerpt.path.startswith("knowledge/"):
             facts = markdown.parse(excerpt.text).facts
             self._issue([(excerpt.path, excerpt.start_line + f.line - 1, fact_key(f.text)) for f in facts])
+            if self._reconciled(excerpt.path):  # an editor's write the watcher has not seen yet
+                excerpt = read_ref(self.vault, ref)
+            excerpt = replace(excerpt, notices=self.take_notices([excerpt.path]))
         return excerpt
 
     def _issue(self, refs: list[tuple[str, int, str]]) -> None:
@@ -319,19 +337,22 @@ class Memory:
         """File one self-contained sentence in a curated file; a fact already on file is a no-op."""
         with self._lock:
             receipt = self._saver.save(fact, type, topic, request_id)
-            if self.hybrid is not None and receipt.status == "saved":
+            if self.hybrid is not None and receipt.status in ("saved", "restored"):
                 self.hybrid.embed_saved(receipt.path)
-            return receipt
+            return replace(receipt, notices=self.take_notices([receipt.path])) if receipt.path else receipt
 
     def update(self, ref: str, fact: str, expected: str | None = None) -> Correction:
         """Replace the fact at a line ref (from a search, get or receipt) with a corrected one; the old line is archived."""
         with self._lock:
-            return self._corrections.update(ref, fact, expected)
+            return self._told(self._corrections.update(ref, fact, expected))
 
     def forget(self, ref: str, reason: str, expected: str | None = None) -> Correction:
         """Remove the fact at a line ref from its knowledge file, archiving it with the reason."""
         with self._lock:
-            return self._corrections.forget(ref, reason, expected)
+            return self._told(self._corrections.forget(ref, reason, expected))
+
+    def _told(self, correction: Correction) -> Correction:
+        return replace(correction, notices=self.take_notices([correction.path]))
 
     def restore_fact(self, ref: str) -> Correction:
         """Put an archived fact (a ref from search with sources=['archive']) back where it lived."""
@@ -365,6 +386,8 @@ class Memory:
                     "skipped_files": self.syncer.skipped(),
                 },
                 "conflict_copies": self.vault.conflict_copies(),
+                # Lines an editor dropped that wolfmem put back, and its lines a person removed (archived).
+                "repairs": self.state.repairs(RECENT_REPAIRS),
             }
 
 

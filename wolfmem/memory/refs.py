@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import has_lone_surrogate
@@ -33,10 +33,15 @@ class Excerpt:
     total_lines: int
     truncated: bool
     next_ref: str | None
+    # What wolfmem did to the file since an agent last touched it (lines put back after an editor).
+    notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        """A JSON-ready form."""
-        return asdict(self)
+        """A JSON-ready form (notices only when there are some)."""
+        data = asdict(self)
+        if not data["notices"]:
+            del data["notices"]
+        return data
 
 
 def make_ref(path: str, line: int | None = None) -> str:

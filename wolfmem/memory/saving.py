@@ -6,7 +6,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -28,6 +28,8 @@ from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer
+from wolfmem.storage.archive import ArchivedFact, Reason
+from wolfmem.storage.reconcile import REMOVED_BY_HAND
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
@@ -53,7 +55,9 @@ TYPE_ALIASES = {
 class Receipt:
     """What memory_save tells the agent: what happened and where the fact lives."""
 
-    status: Literal["saved", "duplicate"]
+    # restored: a replay found the fact no longer on file and saved it again; gone: a replay found it
+    # removed on purpose (by hand, forgotten, merged by curation) and wrote nothing.
+    status: Literal["saved", "duplicate", "restored", "gone"]
     path: str
     line: int
     section: str
@@ -63,14 +67,15 @@ class Receipt:
     possibly_contradicts: list[str] = field(default_factory=list)
     # True when a retry with the same request_id got the first call's receipt back.
     replayed: bool = False
+    # What wolfmem did to the file since the caller last touched it (lines put back after an editor).
+    notices: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form, without empty optional fields."""
         data = asdict(self)
-        if data["duplicate_of"] is None:
-            del data["duplicate_of"]
-        if not data["possibly_contradicts"]:
-            del data["possibly_contradicts"]
+        for name in ("duplicate_of", "possibly_contradicts", "notices"):
+            if not data[name]:
+                del data[name]
         return data
 
 
@@ -123,8 +128,11 @@ class Saver:
         clock: Callable[[], datetime],
         similar: Callable[[str], list[IndexHit]] | None = None,
         refresh: Callable[[], object] | None = None,
+        archived: Callable[[], list[ArchivedFact]] | None = None,
     ) -> None:
         self.writer = writer
+        # The archive's records, for a replay to say why a fact it saved is gone.
+        self.archived = archived or (lambda: [])
         self.syncer = syncer
         self.state = state
         self.clock = clock
@@ -150,7 +158,7 @@ class Saver:
                 )
             earlier = self._replayed(request_id, fact)
             if earlier is not None:
-                return earlier
+                return self._still_true(earlier, fact, type_name, topic)
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
@@ -187,6 +195,42 @@ class Saver:
                 "needs a new request_id"
             )
         return receipt
+
+    def _still_true(self, earlier: Receipt, fact: str, type_name: str, topic: str | None) -> Receipt:
+        """A replay's answer as things are now: on file (where it is now), gone (and why), or saved again."""
+        self.refresh()
+        key = fact_key(fact)
+        try:
+            text = self.writer.vault.read_or_empty(earlier.path).decode("utf-8", errors="replace")
+        except OSError:
+            text = ""
+        for line in markdown.parse(text).facts:
+            if fact_key(line.text) == key or (
+                earlier.status == "duplicate" and relate(clean_fact(fact), line.text) is Relation.DUPLICATE
+            ):
+                return replace(earlier, line=line.line, ref=make_ref(earlier.path, line.line), section=line.section)
+        records = [record for record in self.archived() if record.key == key and record.file == earlier.path]
+        if records and records[-1].reason is not Reason.RESTORED:
+            record = records[-1]
+            why = {
+                Reason.FORGOTTEN: f"it was forgotten ({record.why})" if record.why else "it was forgotten",
+                Reason.MERGED: f"curation merged it into {shown(record.into, 160)}",
+                Reason.SUPERSEDED: f"a newer fact replaced it: {shown(record.into, 160)}",
+            }.get(record.reason, "it was removed by hand" if record.why == REMOVED_BY_HAND else (
+                f"it was removed ({record.why})" if record.why else "it was removed"))
+            message = (
+                f"Replayed: the fact this request_id saved is no longer in {earlier.path}: {why}; it is in the "
+                "archive and nothing was written (`wolfmem restore --fact` puts it back)."
+            )
+            return replace(earlier, status="gone", message=message, line=0, ref="")
+        again = self._insert(clean_fact(fact), route(type_name), clean_topic(topic), [], None, fact)
+        if again.status != "saved":
+            return replace(again, replayed=True)
+        message = (
+            f"Replayed: the fact this request_id saved was no longer in {earlier.path} (overwritten, and "
+            f"not removed on purpose), so it was saved again: {again.message}"
+        )
+        return replace(again, status="restored", message=message, replayed=True)
 
     def _remember(self, request_id: str, receipt: Receipt, fact: str) -> None:
         """Keep the answer to a request_id, with the fact it answered, so a reuse with another fact is caught."""

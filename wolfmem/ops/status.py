@@ -24,6 +24,7 @@ def collect(memory: Memory) -> dict[str, Any]:
             "state_dir": str(memory.vault.state_dir),
             "index": {"error": str(exc), "stale_files": [], "skipped_files": {}},
             "conflict_copies": memory.vault.conflict_copies(),
+            "repairs": [],
         }
     pid = daemon_pid(memory.vault)
     data["daemon"] = {"running": pid is not None, "pid": pid, "log": str(log_file(memory.config))}
@@ -117,6 +118,8 @@ def render(data: dict[str, Any]) -> str:
             f"staged:   {item['file']} ({item['day']}): a rewrite over the removal budget waits for you; "
             "`wolfmem curate apply --dry-run` shows it, `wolfmem curate apply` lands it"
         )
+    for repair in data.get("repairs") or []:
+        lines.append(f"editor:   {repair['at']}: {repair['message']}")
     for rel in data["conflict_copies"]:
         lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
     for link in data.get("ignored_links") or []:

@@ -1,6 +1,6 @@
-"""Past versions of knowledge files, kept per machine in the state folder (never in the vault).
+"""Past versions of knowledge files and episode logs, kept per machine in the state folder (never in the vault).
 
-Every write wolfmem makes to a `knowledge/` file records the new version with its date and cause.
+Every write wolfmem makes to a `knowledge/` or `episodes/` file records the new version with its date and cause.
 If the file changed by hand since wolfmem last recorded it, the hand-edited version is recorded
 first (cause "hand edit"), so the timeline has no holes; the sync records a hand edit it sees too.
 Every version of the last `RECENT` is kept as written (at most `MAX_RECENT` of them): any of them

@@ -1,6 +1,6 @@
 """When an outside writer (an editor, a `git checkout`, a sync tool) drops lines wolfmem wrote, put them back.
 
-A knowledge file changed, and not by wolfmem (its hash is not the newest recorded version). If every
+A knowledge file or an episode log changed, and not by wolfmem (its hash is not the newest recorded version). If every
 line wolfmem wrote that the previous version held is still there, it is an ordinary edit: recorded in
 history as a hand edit, nothing more. Otherwise the editor wrote over lines it never saw, or the person
 deleted some on purpose, and a three-way merge tells the two apart:
@@ -53,7 +53,11 @@ class Kind(enum.StrEnum):
 
 @dataclass(frozen=True)
 class Repair:
-    """One put-back or removed-by-hand event: which file, which lines (first and last, 1-based), how many, when."""
+    """One put-back or removed-by-hand event: which file, which lines, how many, when.
+
+    first and last (1-based) are where the lines put back are now, or where the removed ones were in the
+    version before the outside write.
+    """
 
     kind: Kind
     path: str
@@ -65,7 +69,9 @@ class Repair:
 
     @property
     def where(self) -> str:
-        """The ref of the lines: file:knowledge/people.md#L40-L41."""
+        """The ref of the lines put back (file:knowledge/people.md#L40-L41), or of the first archive record."""
+        if self.kind is Kind.REMOVED_BY_HAND:
+            return self.archived or f"file:{self.path}"
         span = f"L{self.first}" if self.first == self.last else f"L{self.first}-L{self.last}"
         return f"file:{self.path}#{span}"
 
@@ -98,8 +104,8 @@ class Reconciler:
 
     @staticmethod
     def watches(rel: str) -> bool:
-        """Whether outside writes to rel are checked: the knowledge files, whose versions history keeps."""
-        return source_of(rel) == "knowledge"
+        """Whether outside writes to rel are checked: knowledge files and episode logs, whose versions history keeps."""
+        return source_of(rel) in ("knowledge", "episodes")
 
     def check(self, rel: str, data: bytes | None = None) -> list[Repair]:
         """Look at rel as it is now (or as `data`, just read); repair what an outside write dropped."""
@@ -109,20 +115,25 @@ class Reconciler:
             data = self.writer.vault.read_or_empty(rel)
         if not data:
             return []  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
-        kept = self.history.texts(rel, BASES)
-        if not kept or kept[0][0].revision == content_hash(data):
+        latest = self.history.latest(rel)
+        if latest is None or latest.revision == content_hash(data):
             return []  # nothing recorded to protect, or wolfmem's own write (or one seen already)
+        previous = self.history.data(latest.id)
         try:
             theirs = data.decode("utf-8")
-            versions = [(version.id, text.decode("utf-8")) for version, text in kept]
+            ours = (previous or b"").decode("utf-8")
         except UnicodeDecodeError:
             return []  # not text: the index skips it too
-        ours = versions[0][1]
-        own = self.state.snapshot_lines(rel) or set()
+        # An episode log is append-only and wolfmem's: every line of it counts. In a knowledge file only
+        # the lines wolfmem composed do (a person's own deletions of their own lines need nothing).
+        own = set(content_lines(ours)) if source_of(rel) == "episodes" else self.state.snapshot_lines(rel) or set()
         present = set(content_lines(theirs))
         if not any(line in own and line not in present for line in content_lines(ours)):
             self.history.note(rel, data, HAND_EDIT, self.clock())  # an ordinary edit: every line of ours kept
             return []
+        # Only now, with lines of wolfmem's missing, are the kept versions read to find the base.
+        kept = self.history.texts(rel, BASES)
+        versions = [(version.id, text.decode("utf-8", errors="replace")) for version, text in kept]
         return self._repair(rel, data, theirs, ours, dict(versions), choose_base(theirs, versions), own)
 
     def _repair(
@@ -134,6 +145,7 @@ class Reconciler:
         again = self.state.put_back_hashes(rel)
         merged, obeyed = _drop_repeated(merged, theirs, again)
         now = self.clock()
+        present = set(content_lines(theirs))
         removed = _removed(base, ours, merged, own) | obeyed
         repairs: list[Repair] = []
         if merged != theirs:
@@ -143,34 +155,40 @@ class Reconciler:
             if not written.changed:
                 return []  # the file changed again meanwhile: the next look merges that version
             first, last, count = _added_span(theirs, merged)
-            put = [line for line in content_lines(merged) if line not in set(content_lines(theirs))]
+            # Facts only: a heading put back again is where the next put-back facts belong.
+            put = [line for line in content_lines(merged) if line not in present and not line.lstrip().startswith("#")]
             self.state.note_put_back(rel, put, ())
             repairs.append(Repair(Kind.PUT_BACK, rel, first, last, count, now.isoformat(timespec="seconds")))
         elif not self.history.note(rel, data, HAND_EDIT, now):
             return []  # another process saw this version first and did the bookkeeping
-        if removed:
-            repairs.append(self._archive(rel, base, sorted(removed), now))
+        if removed and (archived := self._archive(rel, ours, sorted(removed), now)) is not None:
+            repairs.append(archived)
         for repair in repairs:
             log.warning("%s: %s", rel, repair.message())
             self.state.add_repair(rel, repair.to_dict())
         return repairs
 
-    def _archive(self, rel: str, base: str, removed: list[str], now: datetime) -> Repair:
-        """Archive wolfmem's lines a person removed (as "removed by hand"); they are no longer its own in rel."""
-        lines = [line.rstrip() for line in markdown.split_lines(base)]
-        facts = {lines[fact.line - 1]: fact for fact in markdown.parse(base).facts if fact.line <= len(lines)}
-        day = now.date().isoformat()
-        records = [
-            ArchivedFact(fact.text, rel, fact.section, day, Reason.REMOVED, why=REMOVED_BY_HAND, by="hand")
-            for line in removed
-            if (fact := facts.get(line)) is not None
-        ]
-        refs = self.archive.add(records)
-        self.state.update_snapshot(rel, (), removed)
+    def _archive(self, rel: str, ours: str, removed: list[str], now: datetime) -> Repair | None:
+        """Archive wolfmem's lines a person removed (as "removed by hand"); they are no longer its own in rel.
+
+        None when none of them was a fact (a heading): nothing to archive or tell.
+        """
+        if source_of(rel) == "knowledge":
+            self.state.update_snapshot(rel, (), removed)
         self.state.note_put_back(rel, (), removed)
-        numbers = sorted(facts[line].line for line in removed if line in facts) or [0]
+        lines = [line.rstrip() for line in markdown.split_lines(ours)]
+        gone = set(removed)
+        facts = [fact for fact in markdown.parse(ours).facts 
+                 if fact.line <= len(lines) and lines[fact.line - 1] in gone]
+        if not facts:
+            return None
+        day = now.date().isoformat()
+        refs = self.archive.add([
+            ArchivedFact(fact.text, rel, fact.section, day, Reason.REMOVED, why=REMOVED_BY_HAND, by="hand")
+            for fact in facts
+        ])
         return Repair(
-            Kind.REMOVED_BY_HAND, rel, numbers[0], numbers[-1], len(removed), now.isoformat(timespec="seconds"),
+            Kind.REMOVED_BY_HAND, rel, facts[0].line, facts[-1].line, len(facts), now.isoformat(timespec="seconds"),
             archived=refs[0] if refs else "",
         )
 

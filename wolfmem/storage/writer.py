@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 CAS_SECONDS = 10.0
+# The folders whose every version history keeps: the bases a merge of an outside write needs.
+VERSIONED = ("knowledge/", "episodes/")
 # How long a knowledge file that had content may read as missing or empty before a write believes it:
 # vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
 SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
@@ -211,13 +213,14 @@ class VaultWriter:
     # -- inside the lock, after the exchange ----------------------------------------------------
     def _landed(self, written: Written[T], cause: Cause, composed: bool) -> None:
         rel = written.rel
-        if rel.startswith("knowledge/"):
+        if rel.startswith(VERSIONED):
             try:
                 self.history.record(rel, written.previous, written.data, cause.value, self.clock())
-                old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
-                new = set(content_lines(written.data.decode("utf-8")))
-                # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
-                self.state.update_snapshot(rel, new - old if composed else (), old - new)
+                if rel.startswith("knowledge/"):
+                    old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
+                    new = set(content_lines(written.data.decode("utf-8")))
+                    # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
+                    self.state.update_snapshot(rel, new - old if composed else (), old - new)
             except StorageError as exc:
                 # The vault holds the new bytes, and they are the truth: a full or read-only state folder
                 # loses this version's history and provenance (its new lines count as hand-written), not the write.
@@ -273,7 +276,7 @@ class VaultWriter:
     def _read_settled(self, rel: str, cause: Cause) -> bytes:
         """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""
         data = self._read(rel)
-        if not data and rel.startswith("knowledge/") and self._had_content(rel):
+        if not data and rel.startswith(VERSIONED) and self._had_content(rel):
             for delay in SETTLE_DELAYS:
                 self.pause(delay)
                 data = self._read(rel)
@@ -294,7 +297,7 @@ class VaultWriter:
         return latest is not None and latest.size > 0
 
     def _is_foreign(self, rel: str, data: bytes) -> bool:
-        if not rel.startswith("knowledge/"):
+        if not rel.startswith(VERSIONED):
             return False
         try:
             latest = self.history.latest(rel)

@@ -33,10 +33,12 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
     options = {key: args.get(key) for key in ("sources", "after", "before")}
     if query is not None:
         hits = memory.search(query, limit=args.get("limit", 10), **options)
-        return ToolResult(_hits_text(query, hits), {"query": _cut(query), "results": [h.to_dict() for h in hits]})
+        data: dict[str, Any] = {"query": _cut(query), "results": [h.to_dict() for h in hits]}
+        return _told(ToolResult(_hits_text(query, hits), data), memory.take_notices(h.path for h in hits))
     limit = args.get("limit", BATCH_LIMIT)
     groups: list[dict[str, Any]] = []
     blocks: list[str] = []
+    paths: set[str] = set()
     for text in queries:
         try:
             hits = memory.search(text, limit=limit, **options)
@@ -47,10 +49,11 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
             continue
         groups.append({"query": _cut(text), "results": [h.to_dict() for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
+        paths.update(hit.path for hit in hits)
     if all("error" in group for group in groups):
         # Bad shared options (a date, a source) fail every phrasing alike: say it once.
         raise UsageError("; ".join(dict.fromkeys(group["error"] for group in groups)))
-    return ToolResult("\n\n".join(blocks), {"queries": groups})
+    return _told(ToolResult("\n\n".join(blocks), {"queries": groups}), memory.take_notices(paths))
 
 
 def run_get(memory: Memory, args: dict[str, Any]) -> ToolResult:
@@ -59,12 +62,12 @@ def run_get(memory: Memory, args: dict[str, Any]) -> ToolResult:
         f"{excerpt.ref} (lines {excerpt.start_line}-{excerpt.end_line} of {excerpt.total_lines}, "
         f"revision {excerpt.revision})"
     )
-    return ToolResult(head + "\n" + excerpt.text.rstrip("\n"), excerpt.to_dict())
+    return ToolResult(head + "\n" + excerpt.text.rstrip("\n") + _notice_text(excerpt.notices), excerpt.to_dict())
 
 
 def run_save(memory: Memory, args: dict[str, Any]) -> ToolResult:
     receipt = memory.save(args["fact"], args.get("type", "technical"), args.get("topic"), args.get("request_id"))
-    return ToolResult(receipt.message, receipt.to_dict())
+    return ToolResult(receipt.message + _notice_text(receipt.notices), receipt.to_dict())
 
 
 def run_map(memory: Memory, args: dict[str, Any]) -> ToolResult:
@@ -79,17 +82,29 @@ def run_log(memory: Memory, args: dict[str, Any]) -> ToolResult:
 
 def run_update(memory: Memory, args: dict[str, Any]) -> ToolResult:
     correction = memory.update(args["ref"], args["fact"], args.get("expected"))
-    return ToolResult(correction.message, correction.to_dict())
+    return ToolResult(correction.message + _notice_text(correction.notices), correction.to_dict())
 
 
 def run_forget(memory: Memory, args: dict[str, Any]) -> ToolResult:
     correction = memory.forget(args["ref"], args["reason"], args.get("expected"))
-    return ToolResult(correction.message, correction.to_dict())
+    return ToolResult(correction.message + _notice_text(correction.notices), correction.to_dict())
 
 
 def run_restore(memory: Memory, args: dict[str, Any]) -> ToolResult:
     correction = memory.restore_fact(args["ref"])
-    return ToolResult(correction.message, correction.to_dict())
+    return ToolResult(correction.message + _notice_text(correction.notices), correction.to_dict())
+
+
+def _notice_text(notices: list[str]) -> str:
+    """Notices as lines after a tool's text: what wolfmem did to a file since an agent last touched it."""
+    return "".join(f"\nNotice: {notice}." for notice in notices)
+
+
+def _told(result: ToolResult, notices: list[str]) -> ToolResult:
+    """A search result with the notices of the files its hits are in."""
+    if not notices:
+        return result
+    return ToolResult(result.text + _notice_text(notices), {**(result.data or {}), "notices": notices})
 
 
 def format_hit(hit: Hit) -> str:

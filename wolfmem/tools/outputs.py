@@ -34,6 +34,8 @@ class SearchOutput(TypedDict, total=False):
     query: str
     results: list[Hit]
     queries: list[QueryGroup]
+    # What wolfmem did to the hits' files since an agent last touched them (lines put back after an editor).
+    notices: list[str]
 
 
 class MapOutput(TypedDict):

@@ -182,7 +182,7 @@ class VaultWriter:
                         atomic_write(spot.sibling(spot.name + ".bak"), expected)
                         self._stage(Stage.BACKED_UP, rel)
                     keep = is_indexable(rel)
-                    keep_as = displaced_name(spot.name, content_hash(expected)) if keep and expected else None
+                    keep_as = displaced_name(spot.name, content_hash(expected)) if keep else None
                     avoid = self._recent_inodes(rel) if keep else set()
                     found = replace_if_unchanged(spot, expected, data, keep_as=keep_as, avoid=avoid)
                     if found is None:

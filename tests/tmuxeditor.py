@@ -35,7 +35,7 @@ def need(editor: str) -> None:
 
 
 class Editor:
-    """One editor in a detached 200×50 tmux session."""
+    """One editor in a detached 200x50 tmux session."""
 
     def __init__(self, editor: str, file: Path, *extra: str, env: dict[str, str] | None = None) -> None:
         self.socket = f"wolfmem-test-{uuid.uuid4().hex[:10]}"

@@ -11,7 +11,8 @@ seconds from its buffer: the file as it was when it last opened it, plus every l
 new file renamed over the old one (vim, VS Code), and in place with a pause between the truncating
 open and the write (any editor on a slow disk), which lands in a version a save swapped out.
 
-Counted: saves acknowledged and how many are in the file at the end; person lines written and how
+Counted: saves acknowledged and how many are in the file at the end (and, of the others, how many the
+archive holds as "removed by hand"); person lines written and how
 many are in the file; and, for each acknowledged save a person's write dropped, the time from that
 write until the save was back in the file (p50 / p95). Nothing is mocked.
 """
@@ -154,8 +155,10 @@ def _contend(root: Path, env: dict[str, str], seconds: float, every: float, log:
                   "displaced versions were still kept 30 s after the run")
         watcher.join(timeout=30)
         final = path.read_text("utf-8")
+        archive = "".join(archived.read_text("utf-8") for archived in (root / "consolidated").glob("archive-*.md"))
         return {
             "acked": len(acked), "kept": sum(fact in final for fact in acked),
+            "archived": sum(fact not in final and fact in archive for fact in acked),
             "lines": len(person_lines), "lines_kept": sum(line in final for line in person_lines),
             "back_ms": back_ms, "never_back": len(dropped), "seconds": seconds,
         }
@@ -175,7 +178,8 @@ def describe(result: dict[str, object]) -> str:
     back = sorted(result["back_ms"])  # type: ignore[arg-type]
     times = (f"back after p50 {back[len(back) // 2]:.0f} / p95 {back[min(len(back) - 1, int(len(back) * 0.95))]:.0f}"
              f" ms ({len(back)} dropped, {result['never_back']} never back)") if back else "none dropped"
-    return (f"{result['kept']} of {result['acked']} acknowledged saves kept, {result['lines_kept']} of "
+    return (f"{result['kept']} of {result['acked']} acknowledged saves kept ({result['archived']} of the others "
+            f"archived as removed by hand), {result['lines_kept']} of "
             f"{result['lines']} person lines kept; {times}; {result['seconds']:.0f} s")
 
 

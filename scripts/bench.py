@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from bench_editors import describe, editor_contention  # noqa: E402
+from bench_editors import editor_contention  # noqa: E402
 from bench_fts5 import Fts5  # noqa: E402
 from bench_load import environment, stale_reads, writers_and_editor  # noqa: E402
 
@@ -412,9 +412,8 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
         # A vault of its own: the person's buffer is people.md, which the generated vault makes large.
         contention = editor_contention(work / f"editors-{facts}", environment(work / f"editors-state-{facts}", work),
                                        args.contention)
-        row["contention"] = describe(contention)
-        row["_contention"] = str(int(contention["kept"] == contention["acked"]
-                                     and contention["lines_kept"] == contention["lines"]))
+        row["contention"] = contention.describe()
+        row["_contention"] = str(int(contention.kept == contention.acked and contention.lines_kept == contention.lines))
         say(f"editor contention: {row['contention']}")
 
     cpu, rss, note = bench_daemon(root, env, args.idle)

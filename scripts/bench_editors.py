@@ -6,7 +6,7 @@
 A real `wolfmem daemon` watches a fresh vault. Two agent processes save distinct facts into
 knowledge/people.md as fast as they get answers. A person process writes the file every `every`
 seconds from its buffer: the file as it was when it last opened it, plus every line it typed so far
-(one more each time). It reopens (reloads) the file only every fourth write, as a person who answers
+(one more each time). It reopens (reloads) the file only every fourth write (`--reopen`), as a person who answers
 "yes, write anyway" does; and it writes the three ways editors do, in turn: in place (nano), by a
 new file renamed over the old one (vim, VS Code), and in place with a pause between the truncating
 open and the write (any editor on a slow disk), which lands in a version a save swapped out.
@@ -27,6 +27,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -36,6 +38,29 @@ sys.path.insert(0, str(REPO))
 from wolfmem import Config, Memory  # noqa: E402
 
 PEOPLE = "knowledge/people.md"
+
+
+@dataclass(frozen=True)
+class Contention:
+    """What one run counted."""
+
+    acked: int  # saves answered "saved"
+    kept: int  # of those, in the file at the end
+    archived: int  # of the others, in the archive as "removed by hand"
+    lines: int  # lines the person wrote
+    lines_kept: int  # of those, in the file at the end
+    back_ms: list[float]  # per save a person's write dropped: how long until it was back
+    never_back: int  # dropped saves that never came back
+    seconds: float
+
+    def describe(self) -> str:
+        """The bench table's cell."""
+        back = sorted(self.back_ms)
+        p50, p95 = (back[min(len(back) - 1, int(len(back) * q))] for q in (0.5, 0.95)) if back else (0.0, 0.0)
+        times = (f"back after p50 {p50:.0f} / p95 {p95:.0f} ms ({len(back)} dropped, {self.never_back} never back)"
+                 if back else "none dropped")
+        return (f"{self.kept} of {self.acked} acknowledged saves kept ({self.archived} of the others archived as "
+                f"removed by hand), {self.lines_kept} of {self.lines} person lines kept; {times}; {self.seconds:.0f} s")
 
 _AGENT = """
 import json, sys, time
@@ -80,17 +105,19 @@ def _person_write(path: Path, text: str, style: int) -> None:
             os.close(fd)
 
 
-def editor_contention(root: Path, env: dict[str, str], seconds: float = 60.0, every: float = 3.0) -> dict[str, object]:
+def editor_contention(
+    root: Path, env: dict[str, str], seconds: float = 60.0, every: float = 3.0, reopen: int = 4,
+) -> Contention:
     """Run the scenario on a vault (created if needed); the counts and put-back times."""
     with Memory(root, Config(state_dir=env["WOLFMEM_STATE_DIR"])):
         pass
     if env.get("WOLFMEM_CONFIG") and not Path(env["WOLFMEM_CONFIG"]).exists():
         Path(env["WOLFMEM_CONFIG"]).write_text("")  # the daemon refuses a config path that names no file
     with tempfile.TemporaryFile() as log:
-        return _contend(root, env, seconds, every, log)
+        return _contend(root, env, seconds, every, reopen, log)
 
 
-def _contend(root: Path, env: dict[str, str], seconds: float, every: float, log: IO[bytes]) -> dict[str, object]:
+def _contend(root: Path, env: dict[str, str], seconds: float, every: float, reopen: int, log: IO[bytes]) -> Contention:
     path = root / PEOPLE
     daemon = subprocess.Popen([sys.executable, "-m", "wolfmem", "daemon", "--vault", str(root)],
                               env=env, cwd=REPO, stdout=log, stderr=log)
@@ -135,7 +162,7 @@ def _contend(root: Path, env: dict[str, str], seconds: float, every: float, log:
         deadline, k = time.monotonic() + seconds, 0
         while time.monotonic() < deadline:
             time.sleep(every)
-            if k % 4 == 0:
+            if k % reopen == 0:
                 buffer = path.read_text("utf-8")  # the person reopens the file
             line = f"- Person line {k} typed by hand during the contention run"
             person_lines.append(line)
@@ -156,12 +183,12 @@ def _contend(root: Path, env: dict[str, str], seconds: float, every: float, log:
         watcher.join(timeout=30)
         final = path.read_text("utf-8")
         archive = "".join(archived.read_text("utf-8") for archived in (root / "consolidated").glob("archive-*.md"))
-        return {
-            "acked": len(acked), "kept": sum(fact in final for fact in acked),
-            "archived": sum(fact not in final and fact in archive for fact in acked),
-            "lines": len(person_lines), "lines_kept": sum(line in final for line in person_lines),
-            "back_ms": back_ms, "never_back": len(dropped), "seconds": seconds,
-        }
+        return Contention(
+            acked=len(acked), kept=sum(fact in final for fact in acked),
+            archived=sum(fact not in final and fact in archive for fact in acked),
+            lines=len(person_lines), lines_kept=sum(line in final for line in person_lines),
+            back_ms=back_ms, never_back=len(dropped), seconds=seconds,
+        )
     finally:
         for agent in agents:
             if agent.poll() is None:
@@ -173,17 +200,7 @@ def _contend(root: Path, env: dict[str, str], seconds: float, every: float, log:
             daemon.kill()
 
 
-def describe(result: dict[str, object]) -> str:
-    """The table cell of one run."""
-    back = sorted(result["back_ms"])  # type: ignore[arg-type]
-    times = (f"back after p50 {back[len(back) // 2]:.0f} / p95 {back[min(len(back) - 1, int(len(back) * 0.95))]:.0f}"
-             f" ms ({len(back)} dropped, {result['never_back']} never back)") if back else "none dropped"
-    return (f"{result['kept']} of {result['acked']} acknowledged saves kept ({result['archived']} of the others "
-            f"archived as removed by hand), {result['lines_kept']} of "
-            f"{result['lines']} person lines kept; {times}; {result['seconds']:.0f} s")
-
-
-def _wait_for(predicate, timeout: float, failure: str) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(predicate: Callable[[], object], timeout: float, failure: str) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -195,11 +212,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--every", type=float, default=3.0, help="seconds between the person's writes")
+    parser.add_argument("--reopen", type=int, default=4, help="the person reloads the file every N-th write")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="wolfmem-bench-editors-") as work:
         env = {**os.environ, "WOLFMEM_STATE_DIR": f"{work}/state", "WOLFMEM_LOG_DIR": f"{work}/logs",
                "XDG_CONFIG_HOME": f"{work}/config"}
-        print(describe(editor_contention(Path(work) / "vault", env, args.seconds, args.every)))
+        print((editor_contention(Path(work) / "vault", env, args.seconds, args.every, args.reopen)).describe())
 
 
 if __name__ == "__main__":

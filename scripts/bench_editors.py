@@ -9,7 +9,7 @@ seconds from its buffer: the file as it was when it last opened it, plus every l
 (one more each time). It reopens (reloads) the file only every fourth write (`--reopen`), as a person who answers
 "yes, write anyway" does; and it writes the three ways editors do, in turn: in place (nano), by a
 new file renamed over the old one (vim, VS Code), and in place with a pause between the truncating
-open and the write (any editor on a slow disk), which lands in a version a save swapped out.
+open and the write (any editor on a slow network drive), which lands in a version a save swapped out.
 
 Counted: saves acknowledged and how many are in the file at the end (and, of the others, how many the
 archive holds as "removed by hand"); person lines written and how
@@ -49,8 +49,9 @@ class Contention:
     archived: int  # of the others, in the archive as "removed by hand"
     lines: int  # lines the person wrote
     lines_kept: int  # of those, in the file at the end
-    back_ms: list[float]  # per save a person's write dropped: how long until it was back
-    never_back: int  # dropped saves that never came back
+    back_ms: list[float]  # per line a write dropped (a save, or a person line written to a displaced
+    # version): how long from that write until the line was back in the file
+    never_back: int  # dropped lines that never came back
     seconds: float
 
     def describe(self) -> str:
@@ -96,10 +97,11 @@ def _person_write(path: Path, text: str, style: int) -> None:
         tmp = path.with_name(f".{path.name}.person.tmp")
         tmp.write_bytes(data)
         os.replace(tmp, path)
-    else:  # in place, slowly: a save between the truncating open and the write meets an empty file
+    else:  # in place, slowly (a network drive): longer than a save waits for an empty file, so the
+        # saves meanwhile swap a new version in and this write lands in the displaced one
         fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
         try:
-            time.sleep(0.3)
+            time.sleep(2.5)
             os.write(fd, data)
         finally:
             os.close(fd)
@@ -170,9 +172,12 @@ def _contend(root: Path, env: dict[str, str], seconds: float, every: float, reop
             before = path.read_text("utf-8")
             _person_write(path, buffer, k % 3)
             now = time.monotonic()
+            after = path.read_text("utf-8")
             with guard:
                 for saved in (x for x in before.splitlines() if x.startswith("- Agent") and x not in buffer):
                     dropped.setdefault(saved, now)
+                if line not in after:  # written to a version a save swapped out meanwhile
+                    dropped.setdefault(line, now)
             k += 1
         acked = [fact for agent in agents for fact in json.loads(agent.communicate(timeout=120)[0].splitlines()[-1])]
         stopped_at[0] = time.monotonic()

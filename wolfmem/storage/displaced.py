@@ -35,13 +35,13 @@ from wolfmem.core.merge import merge3
 from wolfmem.errors import StorageError, WolfmemError
 from wolfmem.storage.exchange import DISPLACED_MARK, displaced_parts
 from wolfmem.storage.vault import content_hash
-from wolfmem.storage.writer import Cause, Edit, VaultWriter
+from wolfmem.storage.writer import KEEP_SECONDS, Cause, Edit, VaultWriter
 
 log = logging.getLogger(__name__)
 
 # How long a kept version must go unwritten before it is settled: an in-place save (nano, `>>`) takes
 # milliseconds; a program writing a large file in pieces pauses far less than this between them.
-GRACE_SECONDS = 2.0
+GRACE_SECONDS = KEEP_SECONDS
 # The folders where a kept version without a record is looked for by name (the others have records).
 STRAY_FOLDERS = ("knowledge", "episodes")
 

@@ -56,6 +56,10 @@ CAS_SECONDS = 10.0
 VERSIONED = ("knowledge/", "episodes/")
 # How long a knowledge file that had content may read as missing or empty before a write believes it:
 # vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
+# A version a write displaced is kept until nothing has written to it for this long (storage/displaced.py),
+# and at most MAX_KEPT untouched ones of a file are kept at once (a burst of saves against a slow writer).
+KEEP_SECONDS = 2.0
+MAX_KEPT = 16
 SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
 
 
@@ -255,23 +259,35 @@ class VaultWriter:
             if kept is None:
                 return
             self.state.add_displaced(f"{folder}/{kept}", rel, held)
-            # One pending version per file is enough: an older one nobody wrote to is superseded now.
-            for other, (path, base) in self.state.displaced().items():
-                if path != rel or other == f"{folder}/{kept}" or other.rpartition("/")[0] != folder:
-                    continue
-                name = other.rpartition("/")[2]
-                try:
-                    untouched = self.vault.read_bytes(other) == base
-                except FileNotFoundError:
-                    untouched = True
-                if untouched:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(name, dir_fd=spot.folder)
-                    self.state.drop_displaced(other)
+            self._supersede(rel, spot, f"{folder}/{kept}")
         except StorageError as exc:
             # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
             self.last_bookkeeping_error = f"{rel}: {exc}"
             log.warning("%s was written, but the version it displaced was not recorded (%s)", rel, exc)
+
+    def _supersede(self, rel: str, spot: Spot, newest: str) -> None:
+        """Delete older kept versions of rel nobody wrote to, once past the grace period or beyond MAX_KEPT.
+
+        One within its grace period may still be held open by a writer about to write (nano on a slow
+        disk truncates, then writes seconds later), so only the cap overrides the grace period.
+        """
+        now, untouched = time.time(), []
+        for other, (path, base) in self.state.displaced().items():
+            if path != rel or other == newest or other.rpartition("/")[0] != newest.rpartition("/")[0]:
+                continue
+            name = other.rpartition("/")[2]
+            try:
+                found = os.stat(name, dir_fd=spot.folder, follow_symlinks=False)
+                if self.vault.read_bytes(other) == base:
+                    untouched.append((max(found.st_mtime, found.st_ctime), name, other))
+            except FileNotFoundError:
+                self.state.drop_displaced(other)
+        untouched.sort()
+        for number, (changed, name, other) in enumerate(untouched):
+            if now - changed >= KEEP_SECONDS or len(untouched) - number >= MAX_KEPT:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=spot.folder)
+                self.state.drop_displaced(other)
 
     def _read_settled(self, rel: str, cause: Cause) -> bytes:
         """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""

@@ -80,6 +80,26 @@ def test_a_slow_writer_keeps_its_version_through_a_burst_of_saves(memory: Memory
     assert all(f"Person number {n} joined the burst" in text for n in range(5))
 
 
+def test_a_truncating_writer_slower_than_the_saves_wait_loses_nothing(memory: Memory, vault: Path) -> None:
+    # nano on a slow disk: its buffer predates the first save; it truncates the file, and the second save,
+    # having waited out the empty file, builds on it. The merge must keep the first save as well.
+    path = vault / PEOPLE
+    buffer = path.read_text("utf-8") + "- Ezra joined in March\n"
+    memory.save("Dana leads the storage team", type="people", topic="Dana")
+    memory.writer.pause = lambda seconds: None  # the wait for the empty file, without the seconds
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        memory.save("Omar runs the Friday demo", type="people", topic="Omar")
+        os.write(fd, buffer.encode("utf-8"))
+    finally:
+        os.close(fd)
+    settle_now(memory)
+    text = path.read_text("utf-8")
+    for line in ("- Ezra joined in March", "Dana leads the storage team", "Omar runs the Friday demo"):
+        assert line in text, text
+    assert text.count("# People") == 1
+
+
 def test_an_untouched_displaced_version_is_deleted_and_nothing_reported(memory: Memory, vault: Path) -> None:
     before = (vault / PEOPLE).read_text("utf-8")
     memory.save("Dana leads the storage team", type="people", topic="Dana")

@@ -78,6 +78,7 @@ class _Pending:
     rel: str  # the kept version, vault-relative
     target: str  # the file it was displaced from
     base: bytes | None  # what it held when displaced (None: no record)
+    prior: bytes = b""  # held empty (truncated): what the file last held before, which the merge keeps too
 
 
 class Displaced:
@@ -120,7 +121,7 @@ class Displaced:
     # -- internals ------------------------------------------------------------------------------
     def _pending(self, strays: bool) -> list[_Pending]:
         recorded = self.writer.state.displaced()
-        found = {rel: _Pending(rel, target, base) for rel, (target, base) in recorded.items()}
+        found = {rel: _Pending(rel, target, base, prior) for rel, (target, base, prior) in recorded.items()}
         if strays:
             for folder in STRAY_FOLDERS:
                 with contextlib.suppress(OSError):
@@ -157,9 +158,14 @@ class Displaced:
         if not self.writer.vault.scan([item.target]):
             return None  # the person renamed or deleted the file: the version waits for it
         theirs, original = held.decode("utf-8", errors="replace"), base.decode("utf-8", errors="replace")
+        prior = item.prior.decode("utf-8", errors="replace")
 
         def put_back(live: str) -> Edit[tuple[int, ...]] | None:
-            merged = merge3(original, live, theirs).text
+            # A truncating writer's base is unknown (the file was empty when displaced) and the saves since
+            # were built on the empty file: keep every line of what the file held before, of the live
+            # file and of the writer's text (a merge from an empty base is their union, theirs first).
+            ours = merge3("", live, prior).text if prior else live
+            merged = merge3(original, ours, theirs).text
             return None if merged == live else Edit(merged, _new_lines(live, merged))
 
         written = self.writer.edit(item.target, put_back, cause=Cause.DISPLACED, composed=False)

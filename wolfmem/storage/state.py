@@ -48,7 +48,8 @@ CREATE TABLE IF NOT EXISTS issued (path TEXT NOT NULL, line INTEGER NOT NULL, ke
                                    PRIMARY KEY (path, line));
 CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, base BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, base BLOB NOT NULL,
+                                      prior BLOB NOT NULL DEFAULT x'');
 CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
 CREATE TABLE IF NOT EXISTS put_back (path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (path, hash));
@@ -205,17 +206,18 @@ class StateStore(Store):
 
     # -- displaced versions and inode numbers (storage/displaced.py, storage/writer.py) ---------------
     @guarded
-    def add_displaced(self, rel: str, path: str, base: bytes) -> None:
-        """Remember a kept displaced file (vault-relative `rel`) of `path`, and the bytes it held when displaced."""
+    def add_displaced(self, rel: str, path: str, base: bytes, prior: bytes = b"") -> None:
+        """Remember a kept displaced file (vault-relative `rel`) of `path`, the bytes it held when displaced,
+        and, when it was empty then, what the file last held before (a truncating writer emptied it)."""
         with self._connect() as db:
-            db.execute("INSERT OR REPLACE INTO displaced VALUES (?, ?, ?)", (rel, path, base))
+            db.execute("INSERT OR REPLACE INTO displaced VALUES (?, ?, ?, ?)", (rel, path, base, prior))
 
     @guarded
-    def displaced(self) -> dict[str, tuple[str, bytes]]:
-        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held then)."""
+    def displaced(self) -> dict[str, tuple[str, bytes, bytes]]:
+        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held, its prior)."""
         with self._connect() as db:
-            rows = db.execute("SELECT rel, path, base FROM displaced").fetchall()
-        return {row[0]: (row[1], bytes(row[2])) for row in rows}
+            rows = db.execute("SELECT rel, path, base, prior FROM displaced").fetchall()
+        return {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
 
     @guarded
     def drop_displaced(self, rel: str) -> None:

@@ -258,7 +258,10 @@ class VaultWriter:
             self.state.note_inodes(rel, inodes)
             if kept is None:
                 return
-            self.state.add_displaced(f"{folder}/{kept}", rel, held)
+            # Held empty: a writer truncated the file and has not written yet; what it held before is the
+            # newest recorded version, which the merge must keep too (the save built on the empty file).
+            prior = self._newest_recorded(rel) if not held else b""
+            self.state.add_displaced(f"{folder}/{kept}", rel, held, prior)
             self._supersede(rel, spot, f"{folder}/{kept}")
         except StorageError as exc:
             # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
@@ -272,7 +275,7 @@ class VaultWriter:
         disk truncates, then writes seconds later), so only the cap overrides the grace period.
         """
         now, untouched = time.time(), []
-        for other, (path, base) in self.state.displaced().items():
+        for other, (path, base, _prior) in self.state.displaced().items():
             if path != rel or other == newest or other.rpartition("/")[0] != newest.rpartition("/")[0]:
                 continue
             name = other.rpartition("/")[2]
@@ -288,6 +291,11 @@ class VaultWriter:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(name, dir_fd=spot.folder)
                 self.state.drop_displaced(other)
+
+    def _newest_recorded(self, rel: str) -> bytes:
+        """The newest version history holds of rel (b"" when none), before this write is recorded."""
+        latest = self.history.latest(rel)
+        return (self.history.data(latest.id) or b"") if latest is not None else b""
 
     def _read_settled(self, rel: str, cause: Cause) -> bytes:
         """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""

@@ -169,6 +169,7 @@ def test_a_line_put_back_once_and_removed_again_is_obeyed(memory: Memory) -> Non
     assert "green tea" not in path.read_text()
     kinds = [repair["kind"] for repair in memory.status()["repairs"]]
     assert kinds[:2] == ["removed by hand", "put back"]
+    assert [hit.text for hit in memory.search("green tea", sources=["archive"])] == ["Sarah likes green tea."]
     # A later save of the same fact is a new save, protected again.
     memory.save("Sarah likes green tea.", type="people", topic="Sarah")
     _in_place(path, before)
@@ -355,3 +356,17 @@ def test_a_dropped_episode_block_is_put_back_at_the_end_of_its_day(memory: Memor
     assert "- Note by hand: the staging database was full." in text
     assert text.rstrip().endswith("- Rolled back v1 after the smoke test failed.")
     assert text.count("Deployed v1 to staging.") == 1
+
+
+def test_an_ordinary_hand_edit_reads_no_bases(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    for number in range(5):
+        memory.save(f"Server {number} runs Debian {number + 10}.", type="technical", topic="Servers")
+    path = _path(memory, "knowledge/technical.md")
+    read = []
+    monkeypatch.setattr(type(memory.history), "texts", lambda self, rel, limit: read.append(rel) or [])
+    _in_place(path, path.read_text() + "- The rack is in Lisbon.\n")
+
+    memory.search("rack")
+
+    assert read == []  # no base was looked for: no line of wolfmem's went missing
+    assert memory.history.versions("knowledge/technical.md")[0].cause == "hand edit"

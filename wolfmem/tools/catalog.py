@@ -168,7 +168,8 @@ TOOLS: tuple[Tool, ...] = (
                 "request_id": {"type": "string", "minLength": 1, "maxLength": limits.REQUEST_ID.chars,
                                "description": "Optional idempotency key: a retry with the same request_id "
                                               "returns the first receipt, marked replayed, instead of "
-                                              "saving again - also after a cancelled call."},
+                                              "saving again - also after a cancelled call; if the fact "
+                                              "has left the file since, the reply says so."},
             },
             "required": ["fact"],
             "additionalProperties": False,

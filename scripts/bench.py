@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from bench_editors import editor_contention  # noqa: E402
 from bench_fts5 import Fts5  # noqa: E402
 from bench_load import environment, stale_reads, writers_and_editor  # noqa: E402
 
@@ -408,6 +409,14 @@ def run_size(facts: int, args: argparse.Namespace, work: Path) -> dict[str, str]
         if load["errors"]:
             say(f"first error: {load['errors'][0]}")
 
+    if facts <= args.load_max and args.contention:
+        # A vault of its own: the person's buffer is people.md, which the generated vault makes large.
+        contention = editor_contention(work / f"editors-{facts}", environment(work / f"editors-state-{facts}", work),
+                                       args.contention)
+        row["contention"] = contention.describe()
+        row["_contention"] = str(int(contention.kept == contention.acked and contention.lines_kept == contention.lines))
+        say(f"editor contention: {row['contention']}")
+
     cpu, rss, note = bench_daemon(root, env, args.idle)
     row["cpu"], row["rss"], row["daemon_note"] = cpu, rss, note
     row["_rss"] = rss
@@ -439,6 +448,7 @@ def render(sizes: list[int], rows: dict[int, dict[str, str]], dedup: tuple[float
     line("FTS5 save (key lookup, candidate search, insert, commit) p50 / p95, ms", "fts5_save")
     line("4 writer processes + an editor rewriting people.md every 100 ms", "load")
     line("save latency while the editor rewrites people.md", "starve")
+    line("editor contention: a person writing a stale buffer every 3 s while 2 agents save", "contention")
     line("daemon idle CPU", "cpu")
     line("daemon RSS, MB", "rss")
     line(f"search with a {limits.QUERY.chars:,}-character query p50, ms", "long_query")
@@ -485,6 +495,8 @@ def targets(sizes: list[int], rows: dict[int, dict[str, str]]) -> str:
         check("stale reads: 0", [(small, "stale", 0), (large, "stale", 0)], "{:.0f}"),
         check("4 writers + editor every 100 ms: every save lands, 0 errors, none lost by wolfmem",
               [(small, "load", 1)], "{:.0f}", higher=True),
+        check("editor contention: every acknowledged save and every person line kept",
+              [(small, "contention", 1)], "{:.0f}", higher=True),
     ])
 
 
@@ -496,6 +508,8 @@ def main() -> None:
     parser.add_argument("--save-max", type=int, default=100000, help="largest size to time saves on")
     parser.add_argument("--load-max", type=int, default=10000,
                         help="largest size to run 4 writers + an editor on")
+    parser.add_argument("--contention", type=float, default=60.0,
+                        help="seconds of the editor-contention scenario (0 skips it)")
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
     parser.add_argument("--hybrid", action="store_true", help="also time hybrid search and the daemon with embeddings")
     parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")

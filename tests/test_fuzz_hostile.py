@@ -32,6 +32,7 @@ from watchdog.observers import Observer
 from wolfmem import Memory
 from wolfmem.cli import app
 from wolfmem.errors import WolfmemError, shown
+from wolfmem.storage.exchange import DISPLACED_MARK
 from wolfmem.tools import TOOLS, call, execute
 
 EXAMPLES = int(os.environ.get("WOLFMEM_FUZZ_EXAMPLES", "2000"))
@@ -189,10 +190,16 @@ def hostile_vault(memory: Memory, tmp_path: Path) -> tuple[Memory, Path]:
 
 
 def vault_bytes(root: Path) -> dict[str, bytes | str]:
-    """Every file of the vault with its bytes, and every link with its target."""
+    """Every file of the vault with its bytes, and every link with its target.
+
+    Not the versions an earlier write displaced and kept for a moment (storage/displaced.py): any call's
+    sync deletes those once quiet, refused or not, and they never hold anything a merge did not take.
+    """
     found: dict[str, bytes | str] = {}
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
+            if DISPLACED_MARK in name:
+                continue
             path = Path(folder) / name
             rel = path.relative_to(root).as_posix()
             if path.is_symlink():

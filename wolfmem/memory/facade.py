@@ -36,6 +36,7 @@ from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
+from wolfmem.storage.displaced import Displaced
 from wolfmem.storage.reconcile import Kind, Reconciler
 from wolfmem.storage.services import Clock, open_services
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
@@ -109,6 +110,8 @@ class Memory:
         self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)
         self.syncer.on_changed = self._reconcile
         self.writer.on_foreign = self._reconciled
+        # What programs wrote to a version a write swapped out (nano, `>>`) is merged back once they are done.
+        self.displaced = Displaced(self.writer, clock)
         self._corrections = Corrections(self.writer, self.archive, self.state, clock)
         # Kept versions read whole (`history --show`, `diff --to`) and brought back in part.
         self.recovery = Recovery(self.vault, self.history, self.writer)
@@ -174,6 +177,8 @@ class Memory:
                     log.warning("stopped watching %s (%s); searches will stat every file", self.vault.root, exc)
                     changes.close()
                     self._changes = changes = None
+            # Kept displaced versions are looked for by name whenever the whole vault is scanned anyway.
+            self.displaced.settle(strays=pending is None or pending.rescan)
             try:
                 return self._sync_pending(pending)
             except BaseException:

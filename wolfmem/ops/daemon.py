@@ -88,6 +88,7 @@ class Daemon:
             self._sync,
             debounce_seconds=self.config.watcher_debounce_ms / 1000,
             reconcile_seconds=self.config.watcher_reconcile_seconds,
+            due=memory.displaced.due,
         )
         self._watcher.start()
         self._scheduler = _start_scheduler(memory.services)

@@ -113,8 +113,12 @@ class Watcher:
         sync: Callable[[], object],
         debounce_seconds: float = 0.1,
         reconcile_seconds: float = 300.0,
+        due: Callable[[], float | None] | None = None,
     ) -> None:
+        """`due`, if given, says in how many seconds a sync has work to do with no event to announce it
+        (a displaced version that becomes quiet; see storage/displaced.py), or None for no such work."""
         self.vault = vault
+        self._due = due
         self.feed = ChangeFeed(vault, self.notify)
         self._sync = sync
         self._debounce = debounce_seconds
@@ -154,7 +158,7 @@ class Watcher:
     def _run(self) -> None:
         failures = 0
         while not self._stopping.is_set():
-            woke = self._wake.wait(timeout=self._reconcile)
+            woke = self._wake.wait(timeout=self._timeout())
             if self._stopping.is_set():
                 break
             if woke:
@@ -174,6 +178,17 @@ class Watcher:
                 if self._stopping.wait(delay):
                     break
                 self._wake.set()
+
+    def _timeout(self) -> float:
+        """How long to wait for an event before syncing anyway."""
+        due = None
+        if self._due is not None:
+            try:
+                due = self._due()
+            except Exception as exc:  # the daemon's edge: the periodic reconcile still runs
+                log.warning("could not tell when the next displaced version is due (%s)", exc)
+        # A little past the moment, so the version is quiet for the whole grace period when looked at.
+        return self._reconcile if due is None else min(self._reconcile, due + 0.05)
 
     def _settle(self) -> None:
         """Wait until events have been quiet for the debounce period (at most MAX_DEBOUNCE_SECONDS)."""

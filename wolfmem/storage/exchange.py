@@ -3,6 +3,12 @@
 Only `wolfmem.storage.writer` calls these for vault files; everything else writes through it. Each
 works on a `Spot` (a name in an open folder) so the writer's temp file, rename and `.bak` all land
 in the folder it checked, never through a folder swapped for a link since.
+
+Two rules for files people edit. The *displaced* file (the inode an exchange swapped out) can be kept
+under a hidden name instead of deleted, because a program that opened it before the swap (nano,
+`cmd >> file`, vim without a backup) still writes into it; `storage/displaced.py` merges what
+arrives there. And a new file never takes an inode number the caller says this file had recently,
+so an editor comparing inode numbers always sees that the file changed.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import functools
 import os
 import secrets
 import stat
+from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +28,21 @@ from wolfmem.storage.confine import Spot, open_regular, read_fd, spot_of
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _TEMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
+DISPLACED_MARK = ".wolfmem-displaced-"
+
+
+def displaced_name(name: str, revision: str) -> str:
+    """The hidden name a displaced version of `name` is kept under: its revision, then a unique token."""
+    return f".{name}{DISPLACED_MARK}{revision}-{secrets.token_hex(3)}"
+
+
+def displaced_parts(name: str) -> tuple[str, str] | None:
+    """(the file's name, the revision it held when displaced) of a displaced name; None for any other name."""
+    if not name.startswith(".") or DISPLACED_MARK not in name:
+        return None
+    original, _, rest = name[1:].rpartition(DISPLACED_MARK)
+    revision, _, token = rest.partition("-")
+    return (original, revision) if original and revision and token else None
 
 
 def atomic_write(path: Path | Spot, data: bytes) -> None:
@@ -40,18 +62,27 @@ def create_new(path: Path | Spot, data: bytes) -> bool:
     return replace_if_unchanged(path, b"", data) is None
 
 
-def replace_if_unchanged(path: Path | Spot, expected: bytes, data: bytes) -> tuple[bytes, bytes] | None:
+def replace_if_unchanged(
+    path: Path | Spot,
+    expected: bytes,
+    data: bytes,
+    *,
+    keep_as: str | None = None,
+    avoid: Container[int] = (),
+) -> tuple[bytes, bytes] | None:
     """Atomically put data at path if path still holds `expected` (b"" = missing or empty).
 
     None on success. Otherwise (what path holds now, the text to redo the edit on): usually the same
     bytes. Where the OS cannot swap two files atomically and another writer wrote in place in the
     last instant, path holds ours and the edit must be redone on theirs, so no one's write is lost.
+    `keep_as` names where the displaced file is kept (in the same folder) instead of being deleted;
+    the new file's inode number is none of `avoid` (where the filesystem allows, see `_write_temp`).
     """
     with spot_of(path) as spot:
         current = read_or_empty(spot)
         if current != expected:
             return current, current
-        tmp = _write_temp(spot, data)
+        tmp = _write_temp(spot, data, avoid)
         try:
             if not current and _lstat(spot) is None:
                 try:
@@ -68,6 +99,11 @@ def replace_if_unchanged(path: Path | Spot, expected: bytes, data: bytes) -> tup
             if exchanged:
                 # What was at path a moment ago is now at tmp: if it is not what we read, someone wrote since.
                 if read_or_empty(tmp) == expected:
+                    if keep_as is not None:
+                        # A writer that opened the old file still writes there: keep it where it can be found
+                        # (if the rename fails, the write still landed; the old file is deleted as before).
+                        with contextlib.suppress(OSError):
+                            os.rename(tmp.name, keep_as, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
                     return None
                 # Swap their version back at once (later writes then land on it, not on ours) and retry.
                 _exchange(tmp, spot)
@@ -82,24 +118,39 @@ def replace_if_unchanged(path: Path | Spot, expected: bytes, data: bytes) -> tup
                 if old.read() != expected:
                     found = read_or_empty(spot)
                     return found, found
+                if keep_as is not None:
+                    with contextlib.suppress(OSError):  # a filesystem without hard links keeps only the late re-read
+                        os.link(spot.name, keep_as, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
                 os.replace(tmp.name, spot.name, src_dir_fd=spot.folder, dst_dir_fd=spot.folder)
                 old.seek(0)
                 late = old.read()
-            return None if late == expected else (data, late)
+            if late == expected:
+                return None
+            if keep_as is not None:
+                _discard(spot.sibling(keep_as))  # the retry redoes the edit on `late`: nothing is left to merge
+            return data, late
         finally:
             _discard(tmp)
             _fsync(spot.folder)
 
 
-def _write_temp(spot: Spot, data: bytes) -> Spot:
-    """A new hidden temp file next to spot holding data, fsynced, with the mode of the file it will replace."""
-    while True:
-        tmp = spot.sibling(f".{spot.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            fd = os.open(tmp.name, _TEMP_FLAGS, 0o600, dir_fd=spot.folder)
-            break
-        except FileExistsError:
-            continue
+def _write_temp(spot: Spot, data: bytes, avoid: Container[int] = ()) -> Spot:
+    """A new hidden temp file next to spot holding data, fsynced, with the mode of the file it will replace.
+
+    Its inode number is none of `avoid`: a temp that got one is held (so the filesystem cannot hand the
+    same number out again) while another is made, and deleted after. Held temps have different numbers,
+    so this ends after at most len(avoid) of them.
+    """
+    rejected: list[Spot] = []
+    try:
+        tmp, fd = _create_temp(spot)
+        while os.fstat(fd).st_ino in avoid:
+            os.close(fd)
+            rejected.append(tmp)
+            tmp, fd = _create_temp(spot)
+    finally:
+        for spare in rejected:
+            _discard(spare)
     try:
         with os.fdopen(fd, "wb") as handle:
             current = _lstat(spot)
@@ -112,6 +163,16 @@ def _write_temp(spot: Spot, data: bytes) -> Spot:
         _discard(tmp)
         raise
     return tmp
+
+
+def _create_temp(spot: Spot) -> tuple[Spot, int]:
+    """A new empty hidden temp file next to spot, and its open descriptor."""
+    while True:
+        tmp = spot.sibling(f".{spot.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return tmp, os.open(tmp.name, _TEMP_FLAGS, 0o600, dir_fd=spot.folder)
+        except FileExistsError:
+            continue
 
 
 def _lstat(spot: Spot) -> os.stat_result | None:

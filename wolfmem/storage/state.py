@@ -6,6 +6,9 @@
 - runs: the last outcome of each scheduled job;
 - issued: the fact each line ref last handed to a caller named, so an update or forget by ref acts
   only on the line the caller actually read.
+- displaced: versions of files an exchange swapped out but kept (a writer may still be writing to them),
+  with the bytes each held then, until `storage/displaced.py` merges or deletes them;
+- inodes: the inode numbers each file had lately, which a new version of it must not take again;
 - put_back: the lines (by hash) wolfmem put back into a file after an editor dropped them: removed
   again, they are obeyed, never put back twice;
 - repairs: what wolfmem put back or archived as "removed by hand" after an outside write, for the
@@ -45,11 +48,18 @@ CREATE TABLE IF NOT EXISTS issued (path TEXT NOT NULL, line INTEGER NOT NULL, ke
                                    PRIMARY KEY (path, line));
 CREATE TABLE IF NOT EXISTS outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, record TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, base BLOB NOT NULL,
+                                      prior BLOB NOT NULL DEFAULT x'');
+CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
 CREATE TABLE IF NOT EXISTS put_back (path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (path, hash));
 CREATE TABLE IF NOT EXISTS repairs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, record TEXT NOT NULL,
                                     told INTEGER NOT NULL DEFAULT 0);
 """
 KEPT_REPAIRS = 200
+# Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
+# in any test or bench (50 in a row), at a few bytes each.
+RECENT_INODES = 64
 
 
 def line_hash(line: str) -> str:
@@ -193,6 +203,47 @@ class StateStore(Store):
         with self._connect() as db:
             row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
         return row[0] if row else None
+
+    # -- displaced versions and inode numbers (storage/displaced.py, storage/writer.py) ---------------
+    @guarded
+    def add_displaced(self, rel: str, path: str, base: bytes, prior: bytes = b"") -> None:
+        """Remember a kept displaced file (vault-relative `rel`) of `path`, the bytes it held when displaced,
+        and, when it was empty then, what the file last held before (a truncating writer emptied it)."""
+        with self._connect() as db:
+            db.execute("INSERT OR REPLACE INTO displaced VALUES (?, ?, ?, ?)", (rel, path, base, prior))
+
+    @guarded
+    def displaced(self) -> dict[str, tuple[str, bytes, bytes]]:
+        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held, its prior)."""
+        with self._connect() as db:
+            rows = db.execute("SELECT rel, path, base, prior FROM displaced").fetchall()
+        return {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
+
+    @guarded
+    def drop_displaced(self, rel: str) -> None:
+        """Forget a displaced file (merged, or deleted)."""
+        with self._connect() as db:
+            db.execute("DELETE FROM displaced WHERE rel = ?", (rel,))
+
+    @guarded
+    def recent_inodes(self, path: str) -> set[int]:
+        """The inode numbers a file had lately."""
+        with self._connect() as db:
+            return {row[0] for row in db.execute("SELECT ino FROM inodes WHERE path = ?", (path,))}
+
+    @guarded
+    def note_inodes(self, path: str, inodes: Iterable[int]) -> None:
+        """Remember inode numbers a file had, keeping the newest RECENT_INODES different ones."""
+        with self._connect() as db:
+            inodes = list(dict.fromkeys(inodes))
+            # Each number once, at its newest place: the displaced file's number is usually recorded already.
+            db.executemany("DELETE FROM inodes WHERE path = ? AND ino = ?", ((path, ino) for ino in inodes))
+            db.executemany("INSERT INTO inodes (path, ino) VALUES (?, ?)", ((path, ino) for ino in inodes))
+            db.execute(
+                "DELETE FROM inodes WHERE path = ? AND seq NOT IN "
+                "(SELECT seq FROM inodes WHERE path = ? ORDER BY seq DESC LIMIT ?)",
+                (path, path, RECENT_INODES),
+            )
 
     # -- put back and removed by hand ---------------------------------------------------------
     @guarded

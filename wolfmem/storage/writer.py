@@ -9,6 +9,11 @@ log, the digest, an audit report, a restore, the lease — is `VaultWriter.edit(
    the bytes read (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
 4. if an editor wrote in between, let go of the lock, back off, and redo the edit on top of theirs.
 
+For the notes people edit (`is_indexable`), step 3 also keeps the version it displaced, under a hidden
+name next to the file, with the bytes it held recorded in the state db: a program that opened the file
+before the exchange writes there afterwards, and `storage/displaced.py` merges what it wrote. And the
+new file never reuses an inode number the file had lately, so every write changes the file's identity.
+
 A person's editor does not take wolfmem's lock, so step 3 is what keeps their write: it is never
 overwritten with a version computed from older bytes. One error policy: an OS fault is a
 `StorageError` naming the file and the fix, and nothing is half-written; a failed reindex after a
@@ -17,8 +22,10 @@ landed write is logged and remembered (`last_index_error`), and the next sync ca
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +42,8 @@ from wolfmem.errors import (
     WolfmemError,
     storage_error,
 )
-from wolfmem.storage.exchange import atomic_write, replace_if_unchanged
+from wolfmem.storage.confine import Spot
+from wolfmem.storage.exchange import atomic_write, displaced_name, replace_if_unchanged
 from wolfmem.storage.history import History
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import Vault, content_hash, is_indexable
@@ -48,6 +56,10 @@ CAS_SECONDS = 10.0
 VERSIONED = ("knowledge/", "episodes/")
 # How long a knowledge file that had content may read as missing or empty before a write believes it:
 # vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
+# A version a write displaced is kept until nothing has written to it for this long (storage/displaced.py),
+# and at most MAX_KEPT untouched ones of a file are kept at once (a burst of saves against a slow writer).
+KEEP_SECONDS = 2.0
+MAX_KEPT = 16
 SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
 
 
@@ -67,6 +79,7 @@ class Cause(enum.StrEnum):
     UPDATE = "update"
     FORGET = "forget"
     ARCHIVE = "archive"
+    DISPLACED = "displaced write"  # what a program wrote to a version after wolfmem swapped it out, merged back
     MERGE = "put back"  # lines an outside write dropped, put back on top of it (storage/reconcile.py)
 
 
@@ -177,8 +190,13 @@ class VaultWriter:
                     if backup and expected:
                         atomic_write(spot.sibling(spot.name + ".bak"), expected)
                         self._stage(Stage.BACKED_UP, rel)
-                    found = replace_if_unchanged(spot, expected, data)
+                    keep = is_indexable(rel)
+                    keep_as = displaced_name(spot.name, content_hash(expected)) if keep else None
+                    avoid = self._recent_inodes(rel) if keep else set()
+                    found = replace_if_unchanged(spot, expected, data, keep_as=keep_as, avoid=avoid)
                     if found is None:
+                        if keep:
+                            self._note_identity(rel, spot, keep_as, expected)
                         written = Written(rel, data, expected, wanted.detail, True)
                         written = replace(written, warnings=self._landed(written, cause, composed))
                         if on_commit is not None:
@@ -228,6 +246,65 @@ class VaultWriter:
                 warnings.append(f"it was not re-indexed ({exc}); the next sync catches up")
                 log.warning("%s was written but not re-indexed (%s); the next sync catches up", rel, exc)
         return tuple(warnings)
+
+    def _recent_inodes(self, rel: str) -> set[int]:
+        try:
+            return self.state.recent_inodes(rel)
+        except StorageError as exc:  # the write goes on; only the inode guarantee is weaker this time
+            self.last_bookkeeping_error = f"{rel}: {exc}"
+            return set()
+
+    def _note_identity(self, rel: str, spot: Spot, kept: str | None, held: bytes) -> None:
+        """Record the new inode and the displaced one, keep the displaced file, drop older untouched ones."""
+        inodes = [os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False).st_ino]
+        if kept is not None:
+            try:
+                inodes.append(os.stat(kept, dir_fd=spot.folder, follow_symlinks=False).st_ino)
+            except FileNotFoundError:
+                kept = None  # the filesystem could not keep it: the exchange deleted it, as before
+        folder = rel.rpartition("/")[0]
+        try:
+            self.state.note_inodes(rel, inodes)
+            if kept is None:
+                return
+            # Held empty: a writer truncated the file and has not written yet; what it held before is the
+            # newest recorded version, which the merge must keep too (the save built on the empty file).
+            prior = self._newest_recorded(rel) if not held else b""
+            self.state.add_displaced(f"{folder}/{kept}", rel, held, prior)
+            self._supersede(rel, spot, f"{folder}/{kept}")
+        except StorageError as exc:
+            # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
+            self.last_bookkeeping_error = f"{rel}: {exc}"
+            log.warning("%s was written, but the version it displaced was not recorded (%s)", rel, exc)
+
+    def _supersede(self, rel: str, spot: Spot, newest: str) -> None:
+        """Delete older kept versions of rel nobody wrote to, once past the grace period or beyond MAX_KEPT.
+
+        One within its grace period may still be held open by a writer about to write (nano on a slow
+        disk truncates, then writes seconds later), so only the cap overrides the grace period.
+        """
+        now, untouched = time.time(), []
+        for other, (path, base, _prior) in self.state.displaced().items():
+            if path != rel or other == newest or other.rpartition("/")[0] != newest.rpartition("/")[0]:
+                continue
+            name = other.rpartition("/")[2]
+            try:
+                found = os.stat(name, dir_fd=spot.folder, follow_symlinks=False)
+                if self.vault.read_bytes(other) == base:
+                    untouched.append((max(found.st_mtime, found.st_ctime), name, other))
+            except FileNotFoundError:
+                self.state.drop_displaced(other)
+        untouched.sort()
+        for number, (changed, name, other) in enumerate(untouched):
+            if now - changed >= KEEP_SECONDS or len(untouched) - number >= MAX_KEPT:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=spot.folder)
+                self.state.drop_displaced(other)
+
+    def _newest_recorded(self, rel: str) -> bytes:
+        """The newest version history holds of rel (b"" when none), before this write is recorded."""
+        latest = self.history.latest(rel)
+        return (self.history.data(latest.id) or b"") if latest is not None else b""
 
     def _read_settled(self, rel: str, cause: Cause) -> bytes:
         """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""

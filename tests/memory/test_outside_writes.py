@@ -177,6 +177,24 @@ def test_a_line_put_back_once_and_removed_again_is_obeyed(memory: Memory) -> Non
     assert "- Sarah likes green tea." in path.read_text()
 
 
+def test_a_stale_buffer_written_again_with_new_lines_keeps_what_was_put_back(memory: Memory) -> None:
+    # The person never reloads: each write is the buffer they opened plus the lines they typed since.
+    path = _path(memory)
+    opened = path.read_text()
+    memory.save("Sarah likes green tea.", type="people", topic="Sarah")
+    _in_place(path, opened + "- Nadia prefers morning meetings.\n")
+    memory.search("Sarah")
+    assert "- Sarah likes green tea." in path.read_text()  # put back once
+
+    _in_place(path, opened + "- Nadia prefers morning meetings.\n- Nadia leads the offsite.\n")
+    memory.search("Sarah")
+
+    text = path.read_text()
+    assert "- Sarah likes green tea." in text and "- Nadia leads the offsite." in text
+    assert [repair["kind"] for repair in memory.status()["repairs"]][:2] == ["put back", "put back"]
+    assert memory.search("green tea", sources=["archive"]) == []
+
+
 def test_a_git_checkout_of_an_old_version_puts_later_saves_back(memory: Memory) -> None:
     root = memory.vault.root
     git = ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com"]

@@ -14,7 +14,8 @@ curation the editor could not have read) on top of theirs, keeping every line th
 result is written through the writer (compare-and-exchange: only over exactly theirs), as a version of
 its own cause, "put back". wolfmem's lines the person removed from a version that held them (base) were
 removed knowingly: they go to the archive as "removed by hand". A line put back once and removed again
-is obeyed, never put back twice, so a person can always win. Every repair is logged at WARNING,
+is obeyed, never put back twice, when that write removes lines and adds none (a stale buffer written
+again adds the person's new lines and is put back again), so a person can always win. Every repair is logged at WARNING,
 recorded for `wolfmem status`, and handed once to the next agent call that touches the file.
 """
 
@@ -142,7 +143,11 @@ class Reconciler:
     ) -> list[Repair]:
         base = versions[base_id] if base_id is not None else ours
         merged = merge3(base, ours, theirs).text
-        again = self.state.put_back_hashes(rel)
+        # A line put back once and removed again is obeyed only by a write that removes and adds nothing else
+        # (theirs is its base less some lines): a stale buffer written again adds the person's new lines,
+        # and it never held what was put back.
+        only_removes = not Counter(content_lines(theirs)) - Counter(content_lines(base))
+        again = self.state.put_back_hashes(rel) if only_removes else set()
         merged, obeyed = _drop_repeated(merged, theirs, again)
         now = self.clock()
         present = set(content_lines(theirs))

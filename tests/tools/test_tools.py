@@ -208,3 +208,12 @@ def test_readme_agent_loop_over_a_real_openai_client(memory: Memory) -> None:
     results = [m for m in sent[1]["messages"] if m["role"] == "tool"]
     assert "Sarah is my manager." in results[0]["content"]
     assert results[1]["content"].startswith("Error: memory_save: arguments are not valid JSON")
+
+
+def test_search_structured_content_is_lean(memory: Memory) -> None:
+    for name in ("Sarah Chen", "Tom Lee", "Priya Natarajan"):
+        memory.save(f"{name} reviews the quarterly billing report.", "people", name)
+    result = execute(memory, "memory_search", {"query": "quarterly billing report"})
+    assert len(result.data["results"]) == 3
+    assert all("snippet" not in hit for hit in result.data["results"])  # it would repeat `text`
+    assert len(json.dumps(result.data, ensure_ascii=False)) < 2 * len(result.text)

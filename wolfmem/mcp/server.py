@@ -194,8 +194,8 @@ def _mcp_tool(tool: tool_catalog.Tool) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,
-            destructive_hint=False,
-            idempotent_hint=tool.read_only,
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.idempotent,
             open_world_hint=False,
         ),
     )

@@ -14,7 +14,6 @@ from wolfmem.memory.episodes import MAX_BULLETS
 from wolfmem.memory.facade import MAX_LIMIT, SOURCES, Memory
 from wolfmem.memory.saving import TYPE_ALIASES
 from wolfmem.tools import outputs as tool_outputs
-from wolfmem.tools.strict import strict_parameters
 from wolfmem.tools.calls import (
     BATCH_LIMIT,
     ToolResult,
@@ -27,6 +26,7 @@ from wolfmem.tools.calls import (
     run_search,
     run_update,
 )
+from wolfmem.tools.strict import strict_parameters
 
 MAX_QUERIES = 8
 _DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}

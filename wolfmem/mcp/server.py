@@ -17,6 +17,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.message import SessionMessage
 
 from wolfmem import __version__, limits
 from wolfmem.cancellation import Cancelled, cancellable
@@ -25,7 +26,7 @@ from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
 from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
-from wolfmem.mcp.stdio import stdin_lines, stop_on_signals
+from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
 from wolfmem.memory.facade import Memory
 from wolfmem.tools import catalog as tool_catalog
 from wolfmem.tools import dispatch as tools
@@ -209,7 +210,14 @@ def serve(memory: Memory) -> None:
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     log.info("serving MCP over stdio for vault %s (pid %d)", memory.vault.root, os.getpid())
-    anyio.run(_serve, memory)
+    try:
+        anyio.run(_serve, memory)
+    except* BrokenPipeError:
+        # A killed client closes its end of stdout; the next reply meets the closed pipe. That is
+        # a normal end, as EOF on stdin is, not a crash.
+        log.info("stdout closed: the client is gone; stopping")
+        # Nothing more can reach it, and a flush at exit would fail the same way.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     log.info("stopped")
 
 
@@ -232,8 +240,15 @@ async def _serve(memory: Memory) -> None:
         tasks.start_soon(stop_on_signals, serving)
         try:
             with serving:
-                async with stdio_server(stdin=stdin_lines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                answers, answered = anyio.create_memory_object_stream[SessionMessage](100)
+                lines: Any = stdin_lines(answers)  # the SDK takes any async iterable of lines
+                async with (
+                    stdio_server(stdin=lines) as (read_stream, write_stream),
+                    anyio.create_task_group() as wire,
+                ):
+                    wire.start_soon(answer, answered, write_stream)
                     await server.run(read_stream, write_stream, server.create_initialization_options())
+                    wire.cancel_scope.cancel()
         finally:
             root.removeHandler(link)
             link.stop()

@@ -217,3 +217,13 @@ def test_search_structured_content_is_lean(memory: Memory) -> None:
     assert len(result.data["results"]) == 3
     assert all("snippet" not in hit for hit in result.data["results"])  # it would repeat `text`
     assert len(json.dumps(result.data, ensure_ascii=False)) < 2 * len(result.text)
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"fact": "a"}, "is a fragment"),
+    ({"fact": "He likes it.", "type": "people"}, "pass the topic it is about"),
+])
+def test_a_fact_that_cannot_stand_alone_is_refused_with_a_fix(memory: Memory, arguments: dict, expected: str) -> None:
+    result = execute(memory, "memory_save", arguments)
+    assert result.is_error and expected in result.text
+    assert not execute(memory, "memory_save", {**arguments, "fact": "He likes it.", "topic": "Tom Lee"}).is_error

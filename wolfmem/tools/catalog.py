@@ -159,7 +159,8 @@ TOOLS: tuple[Tool, ...] = (
             "Save one durable fact to long-term memory, filed under a section of a curated knowledge file. "
             "Use it when you learn something worth knowing in a later session: a person's role, a project's "
             "stack, a preference, a decision and its reason, a technical how-to.\n"
-            "Rules: one self-contained sentence per call, naming its subject (not 'he' or 'this repo'); "
+            "Rules: one self-contained sentence per call, naming its subject (not 'he' or 'this repo'; a "
+            "lone word, or a sentence opening with he/she/it/they and no topic, is refused); "
             "pick the type, and a topic (the section, e.g. the person or project) where there is one; "
             "never save secrets (save where they live instead) or transient task state (use memory_log).\n"
             'Example: {"fact": "Sarah Chen is my manager and wants updates on Fridays.", '

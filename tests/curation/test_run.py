@@ -374,3 +374,11 @@ def test_apply_rewrite_refuses_custom_files_and_stale_bases(memory):
     assert fresh.revision == content_hash(new.encode())
     # What wolfmem wrote is now its snapshot: no line of it counts as a hand edit any more.
     assert "- Tom plays chess." in memory.state.snapshot_lines(PEOPLE)
+
+
+def test_the_summary_counts_only_saves_not_hand_written_lines(memory):
+    path = memory.vault.root / PEOPLE
+    path.write_text(read(memory) + "- Tom plays chess on Sundays.\n- Tom cycles to work.\n", "utf-8")
+    memory.search("chess")  # the hand-written lines are seen today, as the saves were
+    result = run(memory, OfflineCurator(), DAY, since=date(2026, 11, 28))
+    assert "and 4 new save(s)" in result.summary, result.summary

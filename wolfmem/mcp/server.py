@@ -16,6 +16,7 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import SessionMessage
 
@@ -84,6 +85,15 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
         await _resource_call(link.subscriptions.add, str(params.uri))
         return types.EmptyResult()
 
+    listen_streams = ListenHandler(link.bus)
+
+    async def listen(ctx: Context, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        # 2026-07-28: the stream is the reply; the resources it names are watched as subscribe watches them.
+        link.attach(ctx.session)
+        for uri in params.notifications.resource_subscriptions or ():
+            await _resource_call(link.subscriptions.add, uri)
+        return await listen_streams(ctx, params)
+
     async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         link.subscriptions.remove(str(params.uri))
         return types.EmptyResult()
@@ -138,6 +148,7 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
             on_read_resource=read_resource,
             on_subscribe_resource=subscribe,
             on_unsubscribe_resource=unsubscribe,
+            on_subscriptions_listen=listen,
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
             on_set_logging_level=set_level,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
@@ -39,7 +39,7 @@ class Screened:
     line: str | None = None  # the line for the SDK, unchanged
     replies: tuple[types.JSONRPCError, ...] = ()
     problem: str | None = None  # why the line is not passed on
-    ids: tuple[Any, ...] = field(default=())  # the ids answered, for the log
+    ids: tuple[Any, ...] = ()  # the ids answered, for the log
 
 
 def screen(line: str) -> Screened:

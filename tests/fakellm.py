@@ -13,12 +13,13 @@ was sent.
 A spec is one of:
 - a dict: returned as the message content (JSON-encoded), finish_reason "stop";
 - a str: returned verbatim as the message content (e.g. malformed JSON);
-- a `Reply` built by the helpers below (status errors, truncation, refusal, delay);
+- a `Reply` built by the helpers below (tool calls, status errors, truncation, refusal, delay);
 - a callable `fn(request_json) -> spec`, resolved per request.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -33,6 +34,8 @@ USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 # openai honours retry-after-ms, so error replies carrying it make the
 # client's own retries near-instant instead of 0.5-8 s of backoff.
 FAST_RETRY = {"retry-after-ms": "1"}
+# Tool call ids are unique across replies, as a real model's are (openai-agents checks).
+_CALL_IDS = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,16 @@ class FakeLLM:
     def text(content: str | None, finish_reason: str = "stop") -> Reply:
         """A reply with raw content text (malformed JSON, fenced JSON, empty...)."""
         return Reply(body=_completion(content, finish_reason))
+
+    @staticmethod
+    def tool_calls(*calls: tuple[str, str]) -> Reply:
+        """A reply asking for tool calls, each a (name, arguments as a JSON string) pair."""
+        body = _completion(None, "tool_calls")
+        body["choices"][0]["message"]["tool_calls"] = [
+            {"id": f"call_{next(_CALL_IDS)}", "type": "function", "function": {"name": name, "arguments": arguments}}
+            for name, arguments in calls
+        ]
+        return Reply(body=body)
 
     @staticmethod
     def truncated(content: str = '{"facts": ["cut of') -> Reply:

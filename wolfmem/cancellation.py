@@ -33,6 +33,16 @@ def cancellable(is_cancelled: Callable[[], bool]) -> Iterator[None]:
         _is_cancelled.reset(token)
 
 
+@contextmanager
+def shielded() -> Iterator[None]:
+    """Within this block, checkpoints never raise: for bookkeeping that follows a change already made."""
+    token = _is_cancelled.set(None)
+    try:
+        yield
+    finally:
+        _is_cancelled.reset(token)
+
+
 def checkpoint(stage: str) -> None:
     """Raise Cancelled, naming the stage not begun, if the current caller has cancelled."""
     is_cancelled = _is_cancelled.get()

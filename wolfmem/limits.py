@@ -19,6 +19,7 @@ MAX_REQUEST_ID_CHARS = 200  # a UUID is 36; room for a caller's own prefixes
 MAX_REF_CHARS = 1024  # a path, a heading and a line range
 MAX_BULLET_CHARS = 500  # an episode line is a note, not a transcript
 MAX_HEADLINE_CHARS = 100  # an episode block's headline
+MAX_REASON_CHARS = 300  # why a fact is forgotten: a sentence, like a fact
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,9 @@ REQUEST_ID = Limit("request_id", MAX_REQUEST_ID_CHARS, "use a short unique key s
 # Episode lines are stored cut to MAX_BULLET_CHARS; far longer ones are a pasted transcript.
 LOG_LINE = Limit("text", 2_000, f"summarise it; each line is kept to {MAX_BULLET_CHARS} characters")
 HEADLINE = Limit("headline", 1_000, f"a headline is kept to {MAX_HEADLINE_CHARS} characters")
+REASON = Limit("reason", MAX_REASON_CHARS, "say why in one sentence")
+# A fact line as the caller read it; hand-written lines can be long, so this is generous.
+FACT_TEXT = Limit("expected", 20_000, "pass the fact's text as memory_search or memory_get showed it")
 # What a person passes to a prompt: something they just said, a question, a focus.
 PROMPT_ARGUMENT = Limit("argument", 20_000, "say it in a few sentences")
 # A whole call's arguments as a JSON string (the OpenAI path): far above any honest call.
@@ -66,6 +70,8 @@ BY_ARGUMENT: dict[str, Limit] = {
     "request_id": REQUEST_ID,
     "text": LOG_LINE,
     "headline": HEADLINE,
+    "reason": REASON,
+    "expected": FACT_TEXT,
 }
 
 # -- replies --------------------------------------------------------------------

@@ -94,7 +94,7 @@ def test_search_filters_and_no_match(ro_vault: Path) -> None:
     hits = json.loads(ok("search", "Tom", "--after", "2026-04-01", "--json", "--vault", str(ro_vault)).stdout)
     assert {h["source"] for h in hits} == {"knowledge"}
     none = ok("search", "zeppelin", "--vault", str(ro_vault))
-    assert "No matches" in none.stdout
+    assert "Nothing found for 'zeppelin'. Try other words" in none.stdout
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from dedup_pairs import DEDUP_HELDOUT, DEDUP_PAIRS
 
 from wolfmem.core.compare import Relation, relate
 from wolfmem.core.entities import entity_heading, mentions_entity
-from wolfmem.core.facts import MAX_FACT_CHARS, clean_fact, count_sentences, fact_key, normalise
+from wolfmem.core.facts import MAX_FACT_CHARS, clean_fact, context_problem, count_sentences, fact_key, normalise
 from wolfmem.errors import InvalidFact, SecretRefused
 
 CLEAN_OK: list[tuple[str, str]] = [
@@ -243,3 +243,24 @@ def test_mentions_entity_reads_links(heading: str, fact: str, expected: bool) ->
 )
 def test_entity_heading(headings: list[str], name: str, expected: str | None) -> None:
     assert entity_heading(headings, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("fact", "topic", "refused"),
+    [
+        ("a", None, "is a fragment"),
+        ("Postgres.", None, "is a fragment"),
+        ("He likes it.", None, "starts with 'He'"),
+        ("They're moving to Lisbon.", None, "starts with 'They'"),
+        ("Its CI runs nightly.", None, "starts with 'Its'"),
+        ("He likes it.", "Tom Lee", None),  # the section names him
+        ("It uses Postgres.", "wolfmem", None),
+        ("Sarah Chen likes it.", None, None),
+        ("The staging host is called kestrel.", None, None),
+        ("Hello Kitty is her favourite brand.", None, None),
+        ("李明是我的经理。", None, None),
+    ],
+)
+def test_a_fact_must_stand_alone(fact: str, topic: str | None, refused: str | None) -> None:
+    problem = context_problem(fact, topic)
+    assert (problem is None) if refused is None else (refused in problem)

@@ -404,3 +404,11 @@ def test_a_curated_file_that_is_not_utf8_is_skipped_with_its_reason_and_the_othe
     if bad != PEOPLE:
         assert "- Tom lives in Oslo." in read(memory)
     assert result.status == "partial"  # the skipped file is not done: its entries are offered again
+
+
+def test_the_summary_counts_only_saves_not_hand_written_lines(memory):
+    path = memory.vault.root / PEOPLE
+    path.write_text(read(memory) + "- Tom plays chess on Sundays.\n- Tom cycles to work.\n", "utf-8")
+    memory.search("chess")  # the hand-written lines are seen today, as the saves were
+    result = run(memory.services, OfflineCurator(), DAY, since=date(2026, 11, 29))
+    assert "and 4 new save(s)" in result.summary, result.summary

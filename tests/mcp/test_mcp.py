@@ -56,6 +56,32 @@ def test_lists_the_tools_with_manuals(client: McpClient) -> None:
     assert search.annotations.read_only_hint is True
 
 
+# The spec's meaning: destructive = may replace or remove what is on file (archived or not, a client
+# that confirms such calls should ask); idempotent = the same call again changes nothing more.
+HINTS = {  # name: (read only, destructive, idempotent)
+    "memory_search": (True, False, True), "memory_get": (True, False, True), "memory_map": (True, False, True),
+    "memory_save": (False, False, True), "memory_log": (False, False, False),
+    "memory_update": (False, True, True), "memory_forget": (False, True, False),
+    "memory_restore": (False, False, True),
+}
+
+
+def test_annotations_say_what_each_tool_does_to_the_vault(client: McpClient) -> None:
+    hints = {tool.name: (tool.annotations.read_only_hint, tool.annotations.destructive_hint,
+                         tool.annotations.idempotent_hint, tool.annotations.open_world_hint)
+             for tool in client.list_tools().tools}
+    assert hints == {name: (*expected, False) for name, expected in HINTS.items()}
+
+
+def test_update_forget_and_restore_publish_the_limits_the_server_enforces(client: McpClient) -> None:
+    schemas = {tool.name: tool.input_schema["properties"] for tool in client.list_tools().tools}
+    assert schemas["memory_update"]["ref"]["maxLength"] == 1024 and schemas["memory_update"]["fact"]["maxLength"] == 300
+    assert schemas["memory_forget"]["reason"]["maxLength"] == 300
+    assert schemas["memory_restore"]["ref"]["maxLength"] == 1024
+    refused = client.call("memory_forget", {"ref": "file:knowledge/people.md#L6", "reason": "x" * 301})
+    assert refused.is_error and "reason is 301 characters; at most 300" in refused.content[0].text
+
+
 def test_save_then_search_get_map_and_log(client: McpClient) -> None:
     saved = client.call("memory_save", {"fact": "Sarah Chen is my manager.", "type": "people", "topic": "Sarah Chen"})
     assert not saved.is_error

@@ -6,6 +6,7 @@ process would), so each test decides what the server sees first, without sleepin
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -134,3 +135,25 @@ def test_eof_ends_the_server_while_a_call_runs_and_the_save_is_whole_or_absent(h
     assert log.rstrip().endswith("stopped") and "received SIGTERM" not in log
     assert people(home).count(FACT) in (0, 1)
     assert all(line == f"- {FACT}" for line in people(home).splitlines() if "zeppelin" in line)
+
+
+@pytest.mark.parametrize("stdin_first", [False, True], ids=["reply-to-a-closed-pipe", "eof-first"])
+def test_a_client_killed_mid_call_is_a_normal_end(home: Path, stdin_first: bool) -> None:
+    from mcpclient import spawn_raw
+
+    with spawn_raw(home / "vault", home / "state", home / "server.err") as server:
+        with vault_lock(home):
+            server.send(json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
+                "name": "memory_save", "arguments": {"fact": FACT, "type": "people"}}}))
+            assert server.request("tools/list", id=6)["id"] == 6  # so the save is in a worker, waiting for the lock
+            # The client dies with the call still running: its ends of the pipes close.
+            if stdin_first:
+                server.process.stdin.close()
+            server.process.stdout.close()
+        # Without EOF first, the save lands and its reply meets the closed pipe, which ends the server.
+        code = server.process.wait(timeout=30)
+    log = server.log()
+    assert code == 0, log
+    assert "Traceback" not in log and "Error" not in log, log
+    assert log.count("the client is gone") == 1, log
+    assert people(home).count(FACT) in (0, 1)

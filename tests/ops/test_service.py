@@ -188,3 +188,24 @@ def test_cli_install_refuses_a_vault_that_does_not_exist(systemctl: Path, isolat
     assert result.returncode == 2 and f"wolfmem init --vault {typo}" in result.stderr
     assert not typo.exists() and not cli_unit(isolated_env).exists()
     assert not systemctl.exists()
+
+
+@pytest.mark.parametrize("how", ["environment", "option", "default"])
+def test_cli_install_bakes_the_vault_the_user_works_with_into_the_unit(systemctl: Path, isolated_env: Path,
+                                                                       tmp_path: Path, monkeypatch, how: str) -> None:
+    chosen = tmp_path / "notes" / "agent"
+    args: tuple[str, ...] = ()
+    if how == "default":
+        chosen = isolated_env / "data" / "wolfmem" / "vault"
+    else:
+        assert run_cli("init", "--vault", str(chosen)).returncode == 0
+        if how == "environment":
+            monkeypatch.setenv("WOLFMEM_VAULT", str(chosen))
+        else:
+            args = ("--vault", str(chosen))
+    result = run_cli("service", "install", *args)
+    assert result.returncode == 0, result.stderr
+    assert (chosen / "knowledge").is_dir()  # the default vault is created, so the daemon can open it by name
+    assert f"Installing the service for the vault at {chosen}" in result.stdout
+    exec_start = next(line for line in cli_unit(isolated_env).read_text().splitlines() if line.startswith("ExecStart"))
+    assert exec_start.endswith(f"daemon --vault {chosen}")

@@ -169,3 +169,16 @@ def test_a_state_folder_from_before_the_log_publishes_what_it_knew(tmp_path):
     assert {"at": 0.0, "path": PEOPLE, "own": [line_hash(f"- {MANAGER}")], "drop": []} in queued
     assert {"at": 0.0, "path": PEOPLE, "seen": {fact_key(MANAGER): "2026-10-01"}} in queued
     assert json.dumps(queued)  # plain JSON, as the vault log stores it
+
+
+def test_a_cancelled_call_still_publishes_the_provenance_of_a_change_it_made(vault: Path, tmp_path: Path,
+                                                                             caplog: pytest.LogCaptureFixture):
+    from wolfmem.cancellation import cancellable
+
+    with machine(vault, tmp_path, "a") as a:
+        a.save(MANAGER, "people", "Sarah Chen")
+        # The save landed; then its caller gave up, while the provenance of the save was still queued.
+        with cancellable(lambda: True):
+            published = a.provenance.publish()
+    assert published > 0
+    assert "nothing was changed" not in caplog.text

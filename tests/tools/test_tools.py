@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from openai import OpenAI
 
-from tests.fakellm import MODEL, FakeLLM, Reply, _completion
+from tests.fakellm import MODEL, FakeLLM
 from wolfmem import Memory
 from wolfmem.memory.facade import Hit
 from wolfmem.tools import BY_NAME, call, execute, openai_tools
@@ -34,7 +34,7 @@ def test_openai_tools_are_function_schemas_that_check_as_json_schema() -> None:
     for schema in schemas:
         assert schema["type"] == "function"
         function = schema["function"]
-        assert set(function) == {"name", "description", "parameters"}
+        assert set(function) == {"name", "description", "parameters", "strict"}
         Draft202012Validator.check_schema(function["parameters"])
         assert function["parameters"]["type"] == "object"
         # OpenAI has refused descriptions over 1024 characters; the manual must fit.
@@ -197,18 +197,10 @@ def agent_loop(client: Any, memory: Memory, question: str, model: str) -> str:
 
 
 def test_readme_agent_loop_over_a_real_openai_client(memory: Memory) -> None:
-    def tool_calls(*calls: tuple[str, str]) -> Reply:
-        body = _completion(None, "tool_calls")
-        body["choices"][0]["message"]["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": arguments}}
-            for i, (name, arguments) in enumerate(calls)
-        ]
-        return Reply(200, body)
-
     call(memory, "memory_save", {"fact": "Sarah is my manager.", "type": "people"})
     with FakeLLM() as fake:
         fake.push(
-            tool_calls(("memory_search", '{"query": "manager"}'), ("memory_save", '{"fact": "oops"')),
+            FakeLLM.tool_calls(("memory_search", '{"query": "manager"}'), ("memory_save", '{"fact": "oops"')),
             FakeLLM.text("Sarah is your manager."),
         )
         client = OpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
@@ -218,3 +210,22 @@ def test_readme_agent_loop_over_a_real_openai_client(memory: Memory) -> None:
     results = [m for m in sent[1]["messages"] if m["role"] == "tool"]
     assert "Sarah is my manager." in results[0]["content"]
     assert results[1]["content"].startswith("Error: memory_save: arguments are not valid JSON")
+
+
+def test_search_structured_content_is_lean(memory: Memory) -> None:
+    for name in ("Sarah Chen", "Tom Lee", "Priya Natarajan"):
+        memory.save(f"{name} reviews the quarterly billing report.", "people", name)
+    result = execute(memory, "memory_search", {"query": "quarterly billing report"})
+    assert len(result.data["results"]) == 3
+    assert all("snippet" not in hit for hit in result.data["results"])  # it would repeat `text`
+    assert len(json.dumps(result.data, ensure_ascii=False)) < 2 * len(result.text)
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"fact": "a"}, "is a fragment"),
+    ({"fact": "He likes it.", "type": "people"}, "pass the topic it is about"),
+])
+def test_a_fact_that_cannot_stand_alone_is_refused_with_a_fix(memory: Memory, arguments: dict, expected: str) -> None:
+    result = execute(memory, "memory_save", arguments)
+    assert result.is_error and expected in result.text
+    assert not execute(memory, "memory_save", {**arguments, "fact": "He likes it.", "topic": "Tom Lee"}).is_error

@@ -12,10 +12,12 @@ import typer
 
 from wolfmem import __version__
 from wolfmem.cli import processes, reads, writes
+from wolfmem.cli.help import use_click_conventions
 
+use_click_conventions()
 app = typer.Typer(
     help="wolfmem: long-term memory for AI agents, kept in a markdown vault.",
-    no_args_is_help=True,
+    invoke_without_command=True,  # `wolfmem` alone prints help and exits 0, as `gh` does
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -41,11 +43,15 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _global_options(
+    ctx: typer.Context,
     version: Annotated[
         bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
     ] = False,
 ) -> None:
     """The options that come before any command."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit()
 
 
 # Every command, registered here in one place.

@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
+from wolfmem.cli.names import for_people
 from wolfmem.config import Config, load_config
 from wolfmem.errors import UsageError, WolfmemError, database_error, storage_error
 from wolfmem.memory.facade import Memory
@@ -25,7 +26,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 
 def fail(message: str, code: int) -> NoReturn:
-    typer.echo(f"wolfmem: {message}", err=True)
+    typer.echo(f"wolfmem: {for_people(message)}", err=True)
     raise typer.Exit(code)
 
 
@@ -118,7 +119,13 @@ def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[M
         config = config_for(vault)
         if create is None:
             create = config.vault is None
+        from wolfmem.storage.vault import Vault
+
+        first_use = create and not Vault(config.vault_path(), config.state_root()).exists()
         with Memory(config=config, create=create) as memory:
+            if first_use:
+                typer.echo(f"wolfmem: created the default vault at {memory.vault.root} (for another one, "
+                           "pass --vault DIR or set $WOLFMEM_VAULT)", err=True)
             yield memory
 
 

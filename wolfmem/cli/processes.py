@@ -135,14 +135,21 @@ def _service_call(action: Callable[..., Any], *args: Any) -> None:
 
 
 def service_install(vault: VaultOption = None) -> None:
-    """Start `wolfmem daemon` at login and restart it on failure."""
+    """Start `wolfmem daemon` at login for this vault (--vault, $WOLFMEM_VAULT, the config file or the default)."""
     from wolfmem.ops.service import install
+    from wolfmem.storage.vault import Vault
 
-    if vault is not None:
-        with errors():
-            require_vault_unless_default(config_for(vault))
+    with errors():
+        config = config_for(vault)
+        require_vault_unless_default(config)
+        # The unit names the vault outright: the service must not depend on the environment it starts in.
+        chosen = Vault(config.vault_path(), config.state_root())
+        if not chosen.exists():
+            chosen.init()
+            typer.echo(f"wolfmem: created the default vault at {chosen.root}", err=True)
+    typer.echo(f"Installing the service for the vault at {chosen.root}")
     exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"
-    _service_call(install, exe, vault.resolve() if vault else None)
+    _service_call(install, exe, chosen.root)
 
 
 def service_uninstall() -> None:

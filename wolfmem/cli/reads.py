@@ -15,6 +15,7 @@ from wolfmem.cli.common import (
     open_memory,
     print_json,
 )
+from wolfmem.cli.names import full_ref
 from wolfmem.memory.facade import Memory
 
 
@@ -35,7 +36,9 @@ def init(vault: VaultOption = None) -> None:
 
 
 def search(
-    query: Annotated[str, typer.Argument(help="A natural-language question or keywords.")],
+    words: Annotated[list[str], typer.Argument(metavar="QUERY", show_default=False,
+                                               help="A question or keywords; the rest of the line, unquoted: "
+                                                    "`wolfmem search who is my manager`.")],
     source: Annotated[list[str] | None, typer.Option(
         "--source", "-s",
         help="knowledge, episodes, consolidated or archive; repeatable. Default: knowledge and episodes.")] = None,
@@ -47,7 +50,8 @@ def search(
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Search memory; one line per hit with its ref."""
+    """Search memory; one line per hit with its ref: `wolfmem search who is my manager`."""
+    query = " ".join(words)  # the shell split the question into words; they are one query
     with open_memory(vault) as memory, errors():
         hits = memory.search(query, sources=source or None, limit=limit, after=after, before=before, today=today)
         notices = memory.take_notices(hit.path for hit in hits)
@@ -57,21 +61,21 @@ def search(
         print_json([hit.to_dict() for hit in hits])
         return
     if not hits:
-        typer.echo("No matches. Try 2-3 differently worded searches before concluding it is not recorded.")
+        typer.echo(f"Nothing found for {query!r}. Try other words: a name, a synonym or a broader topic.")
     for hit in hits:
         where = " · ".join(part for part in (hit.source, hit.section, hit.date) if part)
         typer.echo(f"{hit.ref}  [{where}]  {hit.snippet}")
 
 
 def get(
-    ref: Annotated[str, typer.Argument(
-        help="A ref such as file:knowledge/people.md#L12, a path, #L10-L40 or #Section.")],
+    ref: Annotated[str, typer.Argument(help="A ref such as file:knowledge/people.md#L12, a path, #L10-L40 or "
+                                            "#Section; a curated file by its short name: people, people.md#Sarah.")],
     vault: VaultOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print the file, line range or section a ref names."""
     with open_memory(vault) as memory, errors():
-        excerpt = memory.get(ref)
+        excerpt = memory.get(full_ref(ref))
     if as_json:
         print_json(excerpt.to_dict())
     else:

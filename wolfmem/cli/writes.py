@@ -16,6 +16,7 @@ from wolfmem.cli.common import (
     open_memory,
     print_json,
 )
+from wolfmem.cli.names import full_ref
 
 if TYPE_CHECKING:
     from wolfmem.memory.corrections import Correction
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
 
 
 def save(
-    fact: Annotated[str, typer.Argument(help="One self-contained sentence.")],
+    words: Annotated[list[str], typer.Argument(metavar="FACT", show_default=False,
+                                               help="One self-contained sentence; the rest of the line, unquoted: "
+                                                    "`wolfmem save Sarah Chen is my manager`.")],
     type: Annotated[str, typer.Option(
         "--type", "-t", help="people, projects, preferences, technical or decisions.")] = "technical",
     topic: Annotated[str | None, typer.Option(help="The ## section, e.g. 'Sarah (Manager)'.")] = None,
@@ -32,6 +35,7 @@ def save(
     as_json: JsonOption = False,
 ) -> None:
     """Save one durable fact; a fact already on file is a no-op."""
+    fact = " ".join(words)
     with open_memory(vault) as memory, errors():
         receipt = memory.save(fact, type=type, topic=topic, request_id=request_id)
     if as_json:
@@ -88,7 +92,9 @@ def _bullets(words: list[str], options: list[str]) -> list[str]:
 
 def update(
     ref: Annotated[str, typer.Argument(help="The fact's ref from search, e.g. file:knowledge/people.md#L12.")],
-    fact: Annotated[str, typer.Argument(help="The corrected fact: one self-contained sentence.")],
+    words: Annotated[list[str], typer.Argument(metavar="FACT", show_default=False,
+                                               help="The corrected fact: one self-contained sentence, the rest "
+                                                    "of the line.")],
     expected: Annotated[str | None, typer.Option(
         help="The fact's current text, if the ref did not come from search.")] = None,
     vault: VaultOption = None,
@@ -96,7 +102,7 @@ def update(
 ) -> None:
     """Replace one fact with a corrected one; the old line is archived."""
     with open_memory(vault) as memory, errors():
-        correction = memory.update(ref, fact, expected)
+        correction = memory.update(full_ref(ref), " ".join(words), expected)
     print_json(correction.to_dict()) if as_json else _echo_correction(correction)
 
 
@@ -110,7 +116,7 @@ def forget(
 ) -> None:
     """Remove one fact from its knowledge file; it is archived and can be restored."""
     with open_memory(vault) as memory, errors():
-        correction = memory.forget(ref, reason, expected)
+        correction = memory.forget(full_ref(ref), reason, expected)
     print_json(correction.to_dict()) if as_json else _echo_correction(correction)
 
 

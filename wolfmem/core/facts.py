@@ -144,6 +144,31 @@ def clean_fact(raw: str) -> str:
     return fact
 
 
+# Subjects that point at someone or something named elsewhere: a section can name it, nothing else can.
+_PRONOUNS = frozenset({"he", "she", "it", "they", "him", "her", "them", "his", "hers", "its", "their", "theirs"})
+_WORD = re.compile(r"\w+")
+FRAGMENT_CHARS = 40  # a lone word up to this long ("a", "Postgres.") is a fragment
+# Scripts written without spaces between words (Chinese, Japanese, Thai, Lao, Myanmar): one "word" is a sentence.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f]")
+
+
+def context_problem(fact: str, topic: str | None) -> str | None:
+    """Why `fact` cannot stand alone, or None. The rule: not one lone word (in scripts that space
+    words), and a sentence that opens with a bare pronoun ("He likes it.") needs a topic, the section
+    that names who or what it means.
+    """
+    words = _WORD.findall(fact)
+    # No words at all: the markdown checks say why. A long one-word run is not a slip of a model's
+    # (a pasted token, a test of the length limit): the length and secret checks deal with it.
+    if len(words) == 1 and len(fact) <= FRAGMENT_CHARS and not _UNSPACED.search(fact):
+        return (f"fact {fact!r} is a fragment, not a sentence — write one sentence that names its subject, "
+                "e.g. 'Sarah Chen prefers tea'")
+    if topic is None and words and words[0].lower() in _PRONOUNS:
+        return (f"fact starts with {words[0]!r}, and nothing says who or what that is — name the subject "
+                "('Sarah Chen likes it'), or pass the topic it is about ('Sarah Chen') so it is filed there")
+    return None
+
+
 def normalise(fact: str) -> str:
     """Exact-duplicate key: casefolded, spacing, quotes and dashes unified, end punctuation gone."""
     # NFKC folds decomposed accents and full-width forms ("Ｃａｆé" is "Café").

@@ -134,9 +134,12 @@ def _gather(
     for rel, (text, revision) in inputs.files.items():
         facts = markdown.parse(text).facts
         first_seen = services.state.first_seen(rel)
+        # A line a person typed is first seen too, but it is a hand edit, not a save.
+        hand = hand_lines_of(services, rel, text) if saves else frozenset()
+        lines = text.splitlines()
         for fact in facts if saves else ():
             saved_on = first_seen.get(fact_key(fact.text))
-            if saved_on and since <= saved_on <= day:
+            if saved_on and since <= saved_on <= day and lines[fact.line - 1].rstrip() not in hand:
                 inputs.saves.append(SavedFact(rel, fact.text, saved_on))
         changed = seen_files.get(rel) != revision
         if inputs.episodes or (changed and facts):

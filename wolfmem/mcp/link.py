@@ -16,6 +16,7 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 from anyio.from_thread import BlockingPortal
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourceUpdated
 
 from wolfmem import limits
 from wolfmem.mcp.resources import Subscriptions
@@ -43,6 +44,8 @@ class ClientLink(logging.Handler):
     """The server's channel to its client between requests: forwards log records and resource updates."""
 
     def __init__(self, subscriptions: Subscriptions) -> None:
+        # 2026-07-28 clients hear of updates on their subscriptions/listen streams, fed by this bus.
+        self.bus = InMemorySubscriptionBus()
         # Until the client sets a level, warnings and worse reach it.
         super().__init__(logging.WARNING)
         self.subscriptions = subscriptions
@@ -94,6 +97,7 @@ class ClientLink(logging.Handler):
         self._refresh_due.clear()  # an event from here on schedules another look
         session = self._session
         for uri in await anyio.to_thread.run_sync(self.subscriptions.changed):
+            await self.bus.publish(ResourceUpdated(uri))
             if session is not None:
                 await session.send_resource_updated(uri)
 

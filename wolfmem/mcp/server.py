@@ -16,7 +16,9 @@ from mcp import MCPError
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.message import SessionMessage
 
 from wolfmem import __version__, limits
 from wolfmem.cancellation import Cancelled, cancellable
@@ -25,7 +27,7 @@ from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
 from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
-from wolfmem.mcp.stdio import stdin_lines, stop_on_signals
+from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
 from wolfmem.memory.facade import Memory
 from wolfmem.tools import catalog as tool_catalog
 from wolfmem.tools import dispatch as tools
@@ -83,6 +85,15 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
         await _resource_call(link.subscriptions.add, str(params.uri))
         return types.EmptyResult()
 
+    listen_streams = ListenHandler(link.bus)
+
+    async def listen(ctx: Context, params: types.SubscriptionsListenRequestParams) -> types.SubscriptionsListenResult:
+        # 2026-07-28: the stream is the reply; the resources it names are watched as subscribe watches them.
+        link.attach(ctx.session)
+        for uri in params.notifications.resource_subscriptions or ():
+            await _resource_call(link.subscriptions.add, uri)
+        return await listen_streams(ctx, params)
+
     async def unsubscribe(ctx: Context, params: types.UnsubscribeRequestParams) -> types.EmptyResult:
         link.subscriptions.remove(str(params.uri))
         return types.EmptyResult()
@@ -137,6 +148,7 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
             on_read_resource=read_resource,
             on_subscribe_resource=subscribe,
             on_unsubscribe_resource=unsubscribe,
+            on_subscriptions_listen=listen,
             on_list_prompts=list_prompts,
             on_get_prompt=get_prompt,
             on_set_logging_level=set_level,
@@ -194,8 +206,8 @@ def _mcp_tool(tool: tool_catalog.Tool) -> types.Tool:
         annotations=types.ToolAnnotations(
             title=tool.title,
             read_only_hint=tool.read_only,
-            destructive_hint=False,
-            idempotent_hint=tool.read_only,
+            destructive_hint=tool.destructive,
+            idempotent_hint=tool.idempotent,
             open_world_hint=False,
         ),
     )
@@ -209,7 +221,14 @@ def serve(memory: Memory) -> None:
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     log.info("serving MCP over stdio for vault %s (pid %d)", memory.vault.root, os.getpid())
-    anyio.run(_serve, memory)
+    try:
+        anyio.run(_serve, memory)
+    except* BrokenPipeError:
+        # A killed client closes its end of stdout; the next reply meets the closed pipe. That is
+        # a normal end, as EOF on stdin is, not a crash.
+        log.info("stdout closed: the client is gone; stopping")
+        # Nothing more can reach it, and a flush at exit would fail the same way.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     log.info("stopped")
 
 
@@ -232,8 +251,15 @@ async def _serve(memory: Memory) -> None:
         tasks.start_soon(stop_on_signals, serving)
         try:
             with serving:
-                async with stdio_server(stdin=stdin_lines()) as (read_stream, write_stream):  # type: ignore[arg-type]
+                answers, answered = anyio.create_memory_object_stream[SessionMessage](100)
+                lines: Any = stdin_lines(answers)  # the SDK takes any async iterable of lines
+                async with (
+                    stdio_server(stdin=lines) as (read_stream, write_stream),
+                    anyio.create_task_group() as wire,
+                ):
+                    wire.start_soon(answer, answered, write_stream)
                     await server.run(read_stream, write_stream, server.create_initialization_options())
+                    wire.cancel_scope.cancel()
         finally:
             root.removeHandler(link)
             link.stop()

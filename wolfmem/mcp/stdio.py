@@ -8,14 +8,20 @@ write they have begun, and the process exits.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
 import threading
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import anyio
 import anyio.lowlevel
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+
+from wolfmem.mcp import wire
 
 log = logging.getLogger(__name__)
 
@@ -23,8 +29,11 @@ CHUNK_BYTES = 1 << 16
 FORCED_EXIT = 130
 
 
-async def stdin_lines(fd: int = 0) -> AsyncIterator[str]:
-    """The lines of `fd` (stdin), read by a daemon thread, which the interpreter does not wait for at exit."""
+async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], fd: int = 0) -> AsyncIterator[str]:
+    """The lines of `fd` (stdin) the SDK can read, read by a daemon thread the interpreter does not wait for.
+
+    Every other line is screened out (wire.screen): its errors go to `answers`, and it is logged.
+    """
     send, receive = anyio.create_memory_object_stream[str](1)
     token = anyio.lowlevel.current_token()
 
@@ -38,9 +47,19 @@ async def stdin_lines(fd: int = 0) -> AsyncIterator[str]:
             log.debug("stopped reading stdin: %s: %s", type(exc).__name__, exc)
 
     threading.Thread(target=pump, name="wolfmem-stdin", daemon=True).start()
-    async with receive:
+    async with receive, answers:
         async for line in receive:
-            yield line
+            screened = wire.screen(line)
+            if screened.line is not None:
+                yield screened.line
+                continue
+            if screened.problem is None:
+                continue  # a blank line
+            for reply in screened.replies:
+                await answers.send(SessionMessage(reply))
+            answered = f"answered id {', '.join(map(json.dumps, screened.ids))} with an error" if screened.ids \
+                else "it has no id to answer"
+            log.warning("refused a line from the client (%s): %s; %s", screened.problem, wire.quote(line), answered)
     log.info("stdin closed: the client is gone; stopping")
 
 
@@ -56,6 +75,13 @@ def _read_lines(fd: int) -> Iterator[str]:
         partial += rest
     if partial:
         yield partial.decode("utf-8", errors="replace")
+
+
+async def answer(answers: MemoryObjectReceiveStream[SessionMessage], write_stream: Any) -> None:
+    """Send the screened-out lines' errors to the client, beside the SDK's own replies."""
+    async with answers:
+        async for message in answers:
+            await write_stream.send(message)
 
 
 async def stop_on_signals(serving: anyio.CancelScope) -> None:

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from wolfmem import limits
 from wolfmem.core import edits, markdown
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import clean_fact, fact_key
@@ -27,7 +28,7 @@ from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED_PATHS, Vault, template_text
 from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
-MAX_REASON_CHARS = 300
+MAX_REASON_CHARS = limits.MAX_REASON_CHARS
 _LINE = re.compile(r"^L([0-9]+)$", re.IGNORECASE)
 
 

@@ -16,6 +16,7 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.entities import entity_heading, mentions_entity
 from wolfmem.core.facts import (
     clean_fact,
+    context_problem,
     fact_key,
     has_lone_surrogate,
     is_blank,
@@ -166,6 +167,9 @@ class Saver:
         name = route(type_name)
         heading = clean_topic(topic)
         sentence = clean_fact(fact)
+        unclear = context_problem(sentence, heading)
+        if unclear is not None:
+            raise InvalidFact(unclear)
         if looks_like_instruction(sentence):
             raise InvalidFact(
                 "refused: the fact reads like an instruction to an AI agent, and memory is data, never "

@@ -31,6 +31,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from wolfmem.cancellation import shielded
 from wolfmem.core.markdown import content_lines
 from wolfmem.errors import WolfmemError
 from wolfmem.storage.state import StateStore, line_hash
@@ -153,7 +154,10 @@ class Provenance:
             return 0
         try:
             self._published_at = time.monotonic()
-            return self._publish()
+            # It follows a change that has landed: a caller who cancels now has not stopped that
+            # change, and a log saying "cancelled; nothing was changed" would be untrue.
+            with shielded():
+                return self._publish()
         except WolfmemError as exc:
             log.warning("provenance not yet published to the vault (%s); it stays queued", exc)
             return 0

@@ -9,6 +9,7 @@ from typing import Any
 from wolfmem import limits
 from wolfmem.errors import UsageError
 from wolfmem.memory.facade import Hit, Memory
+from wolfmem.tools.outputs import search_hit
 
 BATCH_LIMIT = 5
 ECHO_CHARS = limits.ECHO_CHARS
@@ -33,7 +34,7 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
     options = {key: args.get(key) for key in ("sources", "after", "before")}
     if query is not None:
         hits = memory.search(query, limit=args.get("limit", 10), **options)
-        data: dict[str, Any] = {"query": _cut(query), "results": [h.to_dict() for h in hits]}
+        data: dict[str, Any] = {"query": _cut(query), "results": [search_hit(h) for h in hits]}
         return _told(ToolResult(_hits_text(query, hits), data), memory.take_notices(h.path for h in hits))
     assert queries is not None  # exactly one of the two, checked above
     limit = args.get("limit", BATCH_LIMIT)
@@ -48,7 +49,7 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
             groups.append({"query": _cut(text), "results": [], "error": str(exc)})
             blocks.append(f"## {_echo(text)}: error: {exc}")
             continue
-        groups.append({"query": _cut(text), "results": [h.to_dict() for h in hits]})
+        groups.append({"query": _cut(text), "results": [search_hit(h) for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
         paths.update(hit.path for hit in hits)
     if all("error" in group for group in groups):

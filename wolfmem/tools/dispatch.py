@@ -27,9 +27,9 @@ BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 _VALIDATORS = {tool.name: Draft202012Validator(tool.parameters) for tool in TOOLS}
 
 
-def openai_tools() -> list[dict[str, Any]]:
-    """Every tool as an OpenAI function-calling schema, for `tools=` in chat.completions.create."""
-    return [tool.openai() for tool in TOOLS]
+def openai_tools(strict: bool = True) -> list[dict[str, Any]]:
+    """Every tool as an OpenAI function-calling schema, for `tools=`; strict (the default) sets `strict: true`."""
+    return [tool.openai(strict) for tool in TOOLS]
 
 
 def execute(memory: Memory, name: str, arguments: Mapping[str, Any] | str | None = None) -> ToolResult:

@@ -20,11 +20,26 @@ from wolfmem.memory.refs import Excerpt
 from wolfmem.memory.saving import Receipt
 
 
+class SearchHit(TypedDict):
+    """One hit as structured content: a Hit without what would repeat itself (`snippet` is `text`, cut;
+    `path` and `line` are in `ref`).
+
+    Some clients hand structured content to the model beside the text, so it stays lean.
+    """
+
+    ref: str
+    section: str
+    text: str
+    score: float
+    source: str
+    date: str
+
+
 class QueryGroup(TypedDict):
     """One phrasing of a batch search: its results, or why it failed."""
 
     query: str
-    results: list[Hit]
+    results: list[SearchHit]
     error: NotRequired[str]
 
 
@@ -32,10 +47,16 @@ class SearchOutput(TypedDict, total=False):
     """memory_search: `query` (cut to a short echo) and `results`, or with `queries`, one group per phrasing."""
 
     query: str
-    results: list[Hit]
+    results: list[SearchHit]
     queries: list[QueryGroup]
     # What wolfmem did to the hits' files since an agent last touched them (lines put back after an editor).
     notices: list[str]
+
+
+def search_hit(hit: Hit) -> SearchHit:
+    """`hit` as structured content."""
+    return SearchHit(ref=hit.ref, section=hit.section, text=hit.text, score=hit.score, source=hit.source,
+                     date=hit.date)
 
 
 class MapOutput(TypedDict):

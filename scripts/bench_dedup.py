@@ -26,8 +26,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from dedup_pairs import DEDUP_HELDOUT, DEDUP_PAIRS  # noqa: E402
 
 from wolfmem import Config, Memory  # noqa: E402
-from wolfmem.core.compare import Relation  # noqa: E402
-from wolfmem.core.compare import relate  # noqa: E402
+from wolfmem.core.compare import Relation, relate  # noqa: E402
 
 Pair = tuple[str, str, Relation]
 

@@ -191,3 +191,44 @@ def test_joined_section_summary() -> None:
     proposal = OfflineCurator().propose(request).files["knowledge/people.md"]
     assert proposal.content == "# People\n\n## Sarah (Manager)\n- a\n- b\n"
     assert proposal.summary == "1 fact(s) filed, 1 empty section(s) dropped."
+
+
+# --- issue 23: the same words under another heading are another person's fact ----------------
+
+OPPOSITES = (
+    "# People\n\n## Sarah\n- Prefers tabs over spaces\n- Reports to Bob\n- Prefers tea\n- Works from home on Fridays\n"
+)
+
+
+def test_a_night_of_offline_curation_merges_no_fact_into_another_persons_line(tmp_path) -> None:
+    from datetime import date, datetime, timezone
+
+    from wolfmem import Config, Memory
+    from wolfmem.curation.run import run
+
+    night = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state")), clock=lambda: night) as memory:
+        people = memory.vault.root / "knowledge" / "people.md"
+        people.write_text(OPPOSITES, "utf-8")  # written by the person
+        saved = [
+            memory.save("Prefers spaces over tabs", "people", "Tom"),  # the opposite, for someone else
+            memory.save("Bob reports to Tom", "people", "Tom"),
+            memory.save("Prefers tea", "people", "Tom"),  # the same words, of someone else
+            memory.save("Works from home on Fridays", "people"),  # the user's, not Sarah's
+        ]
+        assert [receipt.status for receipt in saved] == ["saved"] * 4
+        before = people.read_text("utf-8")
+        memory.log_episode("Talked with Sarah and Tom about the office.", "office",
+                           when=datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc))
+        result = run(memory, OfflineCurator(), date(2026, 11, 29))
+        after = people.read_text("utf-8")
+        assert result.status != "failed"
+        assert after == before  # nothing merged, nothing removed, nothing moved
+        log = memory.vault.root / "consolidated" / "2026-W48.md"
+        assert not log.exists() or "duplicate" not in log.read_text("utf-8")
+
+
+def test_tidy_keeps_the_same_words_under_two_headings() -> None:
+    before = "# People\n\n## Sarah\n- Prefers tea\n- Prefers tabs over spaces\n\n## Tom\n- Prefers tea\n" \
+             "- Prefers spaces over tabs\n\n## Unfiled\n- Prefers tea\n"
+    assert tidied(before) == (before, [])

@@ -43,9 +43,11 @@ import enum
 import functools
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from wolfmem.core import tokens, wording
+from wolfmem.core.entities import entity_key, mentions_entity
 from wolfmem.core.facts import CANONICAL_CHARS, LIST_MARKER, normalise
 
 
@@ -380,6 +382,36 @@ def relate(new: str, old: str) -> Relation:
     if same_topic and strong and (len(shared) >= 2 or single_swap):
         return Relation.CONTRADICTS
     return Relation.UNRELATED
+
+
+# --- whom a fact is about -----------------------------------------------------------------
+
+_FIRST_PERSON = frozenset({"i", "we", "my", "our", "me", "us", "user", "users"})
+
+
+def subject_key(heading: str | None, fact: str, headings: Sequence[str] = ()) -> frozenset[str]:
+    """Whom a fact filed under `heading` (a section, or a save's topic) speaks of.
+
+    The one entity of `headings` the fact names itself ("My manager is Sarah" and "## Sarah"); else
+    the user, when the fact says "I" / "we" / "my" first; else the entity its heading names
+    ("Prefers tea" under "## Sarah (Manager)" is Sarah's); else the user: the empty key.
+    """
+    named = {entity_key(other) for other in headings if entity_key(other) and mentions_entity(other, fact)}
+    if len(named) == 1:
+        return next(iter(named))
+    words = tokens.tokens(fact)[:2]
+    if words[:1] and (words[0] in _FIRST_PERSON or words == ["the", "user"]):
+        return frozenset()
+    return entity_key(heading) if heading else frozenset()
+
+
+def duplicates(new: str, new_subject: frozenset[str], old: str, old_subject: frozenset[str]) -> bool:
+    """Whether `new` repeats `old`: the same claim (`relate`) about the same subject (`subject_key`).
+
+    "Prefers tea" under "## Sarah" and under "## Tom" say the same words of two people: not a duplicate.
+    Save-time dedup and the offline curator both merge only what this calls a duplicate.
+    """
+    return new_subject == old_subject and relate(new, old) is Relation.DUPLICATE
 
 
 # --- carrying and support (curation's evidence rules) -----------------------------------

@@ -201,12 +201,12 @@ OPPOSITES = (
 
 
 def test_a_night_of_offline_curation_merges_no_fact_into_another_persons_line(tmp_path) -> None:
-    from datetime import date, datetime, timezone
+    from datetime import UTC, date, datetime
 
     from wolfmem import Config, Memory
     from wolfmem.curation.run import run
 
-    night = datetime(2026, 11, 29, 3, 0, tzinfo=timezone.utc)
+    night = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
     with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state")), clock=lambda: night) as memory:
         people = memory.vault.root / "knowledge" / "people.md"
         people.write_text(OPPOSITES, "utf-8")  # written by the person
@@ -219,13 +219,13 @@ def test_a_night_of_offline_curation_merges_no_fact_into_another_persons_line(tm
         assert [receipt.status for receipt in saved] == ["saved"] * 4
         before = people.read_text("utf-8")
         memory.log_episode("Talked with Sarah and Tom about the office.", "office",
-                           when=datetime(2026, 11, 29, 1, 0, tzinfo=timezone.utc))
+                           when=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
         result = run(memory, OfflineCurator(), date(2026, 11, 29))
         after = people.read_text("utf-8")
         assert result.status != "failed"
         assert after == before  # nothing merged, nothing removed, nothing moved
         log = memory.vault.root / "consolidated" / "2026-W48.md"
-        assert not log.exists() or "duplicate" not in log.read_text("utf-8")
+        assert "5 unchanged" in log.read_text("utf-8") and "merged" not in log.read_text("utf-8")
 
 
 def test_tidy_keeps_the_same_words_under_two_headings() -> None:

@@ -128,3 +128,12 @@ def test_reading_a_line_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
     line = " ".join(f"Word{i % 97} goes over thing{i % 89} and Sarah." for i in range(1500))
     relate(line, line + " again")
     assert scanned <= 4 * len(line)
+
+
+def test_heldout_meaning_changes_never_merge() -> None:
+    from meaning_heldout import MEANING_HELDOUT
+
+    apart = [(old, new) for old, new, expected in MEANING_HELDOUT if expected == "apart"]
+    assert len(MEANING_HELDOUT) >= 30 and len(apart) >= 15
+    for old, new in apart:
+        assert Relation.DUPLICATE not in (relate(new, old), relate(old, new)), (old, new)

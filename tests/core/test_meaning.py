@@ -10,7 +10,7 @@ from meaning_pairs import MEANING_PAIRS
 
 from wolfmem import Memory
 from wolfmem.core import compare
-from wolfmem.core.compare import Relation, duplicates, relate, subject_key
+from wolfmem.core.compare import Relation, carries, duplicates, relate, subject_key
 
 KINDS = ("order", "negation", "aspect", "preposition", "modal", "tense", "quantifier", "number")
 
@@ -137,3 +137,21 @@ def test_heldout_meaning_changes_never_merge() -> None:
     assert len(MEANING_HELDOUT) >= 30 and len(apart) >= 15
     for old, new in apart:
         assert Relation.DUPLICATE not in (relate(new, old), relate(old, new)), (old, new)
+
+
+@pytest.mark.parametrize(
+    ("line", "fact", "expected"),
+    [
+        ("Sarah was my manager", "Sarah is my manager", False),  # another time
+        ("Only Sarah has access to the vault", "Sarah has access to the vault", False),
+        ("Interns must push to main", "Interns can push to main", False),
+        ("Sarah no longer works at Acme", "Sarah works at Acme", False),
+        ("Prefers spaces over tabs", "Prefers tabs over spaces", False),
+        ("Tom has a cat called Rex", "Tom has a cat", True),  # detail, in its own words
+        ("Prefers tabs in Go", "Prefers tabs", True),
+        ("Sarah, my manager, prefers green tea", "Sarah prefers tea", True),
+    ],
+)
+def test_a_line_carries_a_fact_only_with_its_function_words(line: str, fact: str, expected: bool) -> None:
+    # Curation's evidence rule: a rewrite that changes a fact's tense, modal or quantifier does not carry it.
+    assert carries(line, fact) is expected

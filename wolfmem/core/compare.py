@@ -436,14 +436,27 @@ def carries(line: str, fact: str) -> bool:
     """Whether `line` says everything `fact` says: a duplicate of it, or the same claim with more detail.
 
     Every value of the fact (number, date, name) must be in the line, the negation must agree, the
-    roles must not be swapped, and at most one plain word in five may be missing.
+    roles must not be swapped, the function words must agree (the line may add prepositions), and
+    at most one plain word in five may be missing.
     """
     if normalise(line) == normalise(fact):
         return True
-    if Relation.DUPLICATE in (relate(fact, line), relate(line, fact)):
+    relation = relate(fact, line)
+    if Relation.DUPLICATE in (relation, relate(line, fact)):
         return True
+    if relation is Relation.CONTRADICTS:
+        return False  # the same words in other roles ("spaces over tabs"), or another value
     a, b = _reading(fact), _reading(line)
     if not a.words or a.negated != b.negated or _roles_swapped(a, b):
+        return False
+    # Every function word of the fact is in the line, which may add only prepositions and past forms
+    # of its own new words (a detail: "in Go", "a cat called Rex"), never a tense, modal, quantifier
+    # or aspect of the claim ("was", "can", "only", "no longer").
+    missing, extra = Counter(a.roles.markers), Counter(b.roles.markers)
+    missing.subtract(b.roles.markers)
+    extra.subtract(a.roles.markers)
+    extra["past"] -= sum(item.past and item.key not in a.words for item in b.roles.items)
+    if any(n > 0 for n in missing.values()) or any(n > 0 and m not in wording.PREPOSITIONS for m, n in extra.items()):
         return False
     if any(_unmatched(a, b).values()):
         return False

@@ -254,12 +254,13 @@ def _words(text_: str) -> list[str]:
 
 
 # Each binds the phrase after it: the words it binds must be the same in both facts.
-BINDING = frozenset(_words(
+PREPOSITIONS = frozenset(_words(
     """on off in out up down over under above below before after with without for against from to
     into onto at by about between since until till within toward towards across behind beside inside
-    outside near per than as around during except upon beyond beneath along among throughout
-    only all any both each every few fewer many more most less least some several none"""
+    outside near per than as around during except upon beyond beneath along among throughout"""
 ))
+QUANTIFIERS = frozenset(_words("only all any both each every few fewer many more most less least some several none"))
+BINDING = PREPOSITIONS | QUANTIFIERS
 # Compared as a count only: they qualify the whole claim, wherever they stand.
 _QUALIFYING = {
     **{w: w for w in _words("can could may might must shall should will would ought")},
@@ -351,6 +352,7 @@ class Item:
     agentive: bool = False  # an "-er"/"-or" noun, which reads as its verb opposite that verb
     listed: bool = False  # joined to the content word before it by "and" / "or": a list item
     lead: bool = False  # a capitalised first word: a name when the other fact writes it as one
+    past: bool = False  # a past form ("wrote", "joined"), which adds the marker "past"
 
 
 @dataclass(frozen=True)
@@ -408,13 +410,14 @@ class _Builder:
                 self.be_place = None
             elif token.endswith("ing"):
                 self.be_place = None  # "is working": no pivot
+        past = self.aux is None and is_past(token) and not value
         if self.aux == "have" and is_participle(token) and not value:
             self.markers.append("perfect")
-        elif self.aux is None and is_past(token) and not value:
+        elif past:
             self.markers.append("past")
         self.pivot_now()
         agentive = not value and len(token) > 3 and token.endswith(("er", "or"))
-        self.items.append(Item(key, place, self.run, value, agentive, self.listed, lead))
+        self.items.append(Item(key, place, self.run, value, agentive, self.listed, lead, past))
         moving = self.phrase is not None and any(self.phrase is c[0] for c in self.compounds[-1:])
         if moving and self.phrase and not (value and all(self.items[k].value for k in self.phrase)):
             self.phrase = None  # "the deploy key for GitHub lives": only "GitHub" (or a name of several words) moves

@@ -19,13 +19,22 @@ unrelated to an old one, using only explainable word arithmetic:
   "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
+* Numbers keep what changes their value: a sign, a currency, a unit ("-18",
+  "$5000" == "5000 dollars", "5 km"); number words are numbers ("two", "half").
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
-  negation agrees, and the word sets are equal.  A word on one side only is
-  either a detail that merging would lose ("runs on port 8080" / "... in prod")
-  or a word swapped for another ("light" / "dark" mode, "before" / "after",
-  "likes" / "dislikes"), so it is never a duplicate, however long the fact.
-* The same names or numbers in another order are another claim ("Sarah reports
-  to Bob" vs "Bob reports to Sarah"): CONTRADICTS, never DUPLICATE.
+  negation agrees, the word sets are equal, and the meaning-bearing function
+  words and roles agree (`wording.structure` / `wording.same_roles`: the same
+  prepositions, quantifiers, modals, tense and aspect, each preposition binding
+  the same words, the content words in the same order up to the reorderings
+  that keep every role).  A word on one side only is either a detail that
+  merging would lose ("runs on port 8080" / "... in prod") or a word swapped for
+  another ("light" / "dark" mode, "likes" / "dislikes"), so it is never a
+  duplicate, however long the fact.
+* The same words with another function word or in other roles are the same
+  claim changed ("tabs over spaces" / "spaces over tabs", "Sarah reports to Bob"
+  / "Bob reports to Sarah", "was" / "is", "only Sarah" / "Sarah"): CONTRADICTS,
+  never DUPLICATE; so is the same plain wording with another quantity or
+  qualifier ("Both printers" / "One printer").
 * CONTRADICTS: both facts carry an unmatched value of the same kind (a name
   against an identifier such as "1Password" counts as one kind), or one is
   negated and the other is not (or they negate different words), and with the
@@ -35,6 +44,9 @@ unrelated to an old one, using only explainable word arithmetic:
 * UNRELATED: everything else, including refinements ("Prefers dark mode" vs
   "Prefers dark mode in VS Code").  When in doubt the answer is never
   DUPLICATE, because a false merge loses the user's words.
+
+`duplicates` adds the subject: the same claim under two people's headings is two
+facts (`subject_key`). Save-time dedup and the offline curator both use it.
 """
 
 from __future__ import annotations

@@ -17,6 +17,11 @@ paraphrases read alike without letting a changed value through:
   - a compound against a prepositional phrase: "the X key for Y" is "the Y X key", and "the
     lead of Y" is "the Y lead". Only a phrase after a determiner ("the", "a", "my", ...)
     moves, so "Sarah works for Bob" never reads as "Bob works for Sarah".
+* **Function words and roles** (issue 23). Prepositions, quantifiers, modals, tense, aspect and
+  persons are compared, not dropped, and each preposition or quantifier binds the words after it
+  (`structure`, `same_roles`); plain content words keep their order too, except for the moves
+  that keep every role: list items, the two sides of one "is", a fronted phrase, a passive read
+  as its active ("is used by the team"), "the X for Y" as "the Y X", an agent noun as its verb.
 """
 
 from __future__ import annotations

@@ -92,6 +92,7 @@ MEANING_PAIRS: list[tuple[str, str, str]] = [
     ("Payroll must be approved by Friday", "Payroll may be approved by Friday", "modal"),
     ("Sam would move to Lisbon", "Sam moved to Lisbon", "modal"),
     ("The clinic opens at 8", "The clinic opened at 8", "tense"),
+    ("Sarah probably prefers tea", "Sarah prefers tea", "modal"),
     ("The server was in Frankfurt", "The server is in Frankfurt", "tense"),
     # --- quantifiers ---------------------------------------------------------------------
     ("Only Sarah has access to the vault", "Sarah has access to the vault", "quantifier"),
@@ -108,6 +109,7 @@ MEANING_PAIRS: list[tuple[str, str, str]] = [
     ("None of the plants need watering", "All of the plants need watering", "quantifier"),
     ("More engineers joined than left", "Fewer engineers joined than left", "quantifier"),
     ("Any admin can restart the service", "Only one admin can restart the service", "quantifier"),
+    ("Half the team works remotely", "The team works remotely", "quantifier"),
     # --- signs, currencies, units and numbers ----------------------------------------------------
     ("The freezer is set to -18", "The freezer is set to 18 degrees", "number"),
     ("The rent is $5000 a month", "The rent is €5000 a month", "number"),
@@ -126,4 +128,5 @@ MEANING_PAIRS: list[tuple[str, str, str]] = [
     ("Glucose was 5.5 mmol/L", "Glucose was 5.5 mg/dL", "number"),
     ("The loss was -3%", "The loss was 3%", "number"),
     ("Half the budget went to ads", "Twice the budget went to ads", "number"),
+    ("The discount is 10%", "The discount is 10", "number"),
 ]

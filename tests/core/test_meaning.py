@@ -50,6 +50,7 @@ def test_saving_a_meaning_change_writes_it_and_names_the_line(memory: Memory, ol
         ("The rent is $5000 a month", "The rent is 5000 dollars a month"),
         ("The team uses Python 3.11", "Python 3.11 is used by the team"),
         ("Likes tea and coffee", "Likes coffee and tea"),
+        ("Sarah gave up sugar", "Sarah gave sugar up"),
         ("The cron job for cleanup runs at 02:00", "The cleanup cron job runs at 02:00"),
     ],
 )

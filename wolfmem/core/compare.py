@@ -200,6 +200,8 @@ def _read(fact: str) -> _Reading:
     names: set[str] = set()
     lead: set[str] = set()
     stream = wording.tokens_with_gaps(fact)
+    last = fact.lower().rfind(stream[-1][0]) if stream else -1
+    trailing = fact[last + len(stream[-1][0]):] if last >= 0 else ""
     values: list[str | None] = [None] * len(stream)  # each token's value key, for word order
     keys: list[str | None] = [None] * len(stream)  # each token's content key, for roles
     negated = False
@@ -218,7 +220,7 @@ def _read(fact: str) -> _Reading:
             negated = after_negation = True
         elif number is not None:
             unit = _unit_after(stream, i)
-            after = stream[i + 1][1] if i + 1 < len(stream) else ""
+            after = stream[i + 1][1] if i + 1 < len(stream) else trailing  # "10%" at the end
             value = _decorated(number, _gap, after, unit[0] if unit else None)
             if unit is not None:
                 consumed = i + unit[1]

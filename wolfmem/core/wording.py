@@ -279,6 +279,9 @@ _QUALIFYING = {
     **{w: "they" for w in _words("they them their theirs themselves")},
     **{w: "you" for w in _words("you your yours yourself yourselves")},
     **{w: w for w in _words("or if unless either here there same other such")},
+    # Hedges are modality too ("Sarah probably prefers tea"), and so are multiples ("half the team").
+    **{w: w for w in _words("maybe perhaps probably possibly likely unlikely certainly definitely")},
+    **{w: w for w in _words("half twice double triple")},
     "was": "past", "were": "past", "had": "past", "did": "past", "been": "perfect",
 }
 _CONTRACTED = {"wo": "will", "ca": "can", "sha": "shall"}  # "won't", "can't", "shan't"
@@ -332,7 +335,6 @@ def is_participle(token: str) -> bool:
 NUMBER_WORDS = {
     **{w: str(n) for n, w in enumerate(_words("zero one two three four five six seven eight nine ten eleven twelve"))},
     "twenty": "20", "thirty": "30", "hundred": "100", "thousand": "1000", "dozen": "12",
-    "half": "1/2", "twice": "x2", "double": "x2", "triple": "x3",
 }
 UNITS = frozenset(_words(
     """km m cm mm mi mile miles ft feet foot inch inches yd yard yards kg g mg lb lbs oz ton tons

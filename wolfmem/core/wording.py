@@ -374,7 +374,6 @@ class Structure:
 PIVOT = "="
 SKIP = ""  # a token whose meaning another token already carries ("km" of "5 km", "to" of "used to")
 _PUNCTUATION = frozenset(",;:()[]{}!?\"/|")
-_ANCHORS = frozenset({"not", "no", "never"})
 
 
 def _closes(gap: str) -> bool:
@@ -395,11 +394,12 @@ class _Builder:
         self.aux: str | None = None  # "be" / "have": the next verb may be a participle
         self.be_place: float | None = None  # a form of "be" whose role the next word decides
         self.listed = False
-        self.passive: tuple[float, int] | None = None  # (where "is" stood, the participle's item)
+        self.passive: int | None = None  # the participle's item in "is used", read as the active verb
         self.agent: list[int] | None = None  # the items after "by" in "is used by the team"
         self.compounds: list[tuple[list[int], float, int]] = []  # ("for" phrase, where its noun starts, run)
 
     def close(self) -> None:
+        """A comma or bracket: the open phrase and the run of content words end here."""
         self.phrase = None
         self.run += 1
         self.content_before = False
@@ -411,9 +411,10 @@ class _Builder:
             self.be_place = None
 
     def content(self, token: str, key: str, place: float, value: bool, lead: bool = False) -> None:
+        """A content word: settles a waiting "is" (pivot, passive, progressive) and joins the open phrase."""
         if self.aux == "be" and self.be_place is not None and not value:
             if is_participle(token):
-                self.passive = self.passive or (self.be_place, len(self.items))
+                self.passive = len(self.items) if self.passive is None else self.passive
                 self.be_place = None
             elif token.endswith("ing"):
                 self.be_place = None  # "is working": no pivot
@@ -435,8 +436,9 @@ class _Builder:
         self.content_before = True
 
     def binding(self, token: str, place: float, tokens: Sequence[tuple[str, str]], i: int) -> None:
+        """A preposition or quantifier: opens the phrase it binds (or an agent, or a compound's moving part)."""
         self.pivot_now()
-        if token == "by" and self.passive is not None and self.items and self.passive[1] == len(self.items) - 1:
+        if token == "by" and self.passive is not None and self.passive == len(self.items) - 1:
             self.agent = self.phrase = []  # "is used by the team": the team uses it
         elif token in _OF and self.content_before and self._compound(tokens, i):
             # "the deploy key for GitHub" is "the GitHub deploy key": the phrase moves before the noun.
@@ -473,10 +475,11 @@ class _Builder:
         return j + 1 < len(tokens) and tokens[j][0] not in text.STOP_WORDS and tokens[j + 1][0] in BE_FORMS
 
     def finish(self) -> Structure:
+        """The structure, with a passive read as its active and each "the X for Y" as "the Y X"."""
         self.pivot_now()
         items = list(self.items)
         if self.passive is not None:
-            participle = self.passive[1]
+            participle = self.passive
             # "Releases are tagged" reads "tag releases"; "... by the team": "the team tags releases".
             items[participle] = replace(items[participle], place=-1.0)
             if self.agent is not None and not any(items[k].value for k in self.agent):
@@ -545,7 +548,7 @@ def structure(
             b.listed = (token in COORDINATORS and b.content_before) or (token in _ARTICLES and listed)
             b.content_before = False
             # Articles, "of" and list words keep a phrase open: "over the limit", "on Tuesday and Friday".
-        elif mark is not None or token in ADVERBS or token.endswith("n't") or token in _ANCHORS:
+        elif mark is not None or token in ADVERBS or token.endswith("n't"):
             if mark:
                 b.markers.append(mark)
                 b.phrase = None  # "any admin can restart": the modal ends what "any" binds

@@ -86,7 +86,8 @@ DEDUP_PAIRS += [
     ("Sarah's team owns billing", "The team of Sarah owns billing", DUP),
     ("The AWS bill for March was 1200 dollars", "The March AWS bill was 1200 dollars", DUP),
     # Verb forms and light verbs.
-    ("This quarter the team is going to focus on search", "This quarter the team is focused on search", DUP),
+    # Issue 23: another tense is another time ("is going to focus" may not yet be true): no longer merged.
+    ("This quarter the team is going to focus on search", "This quarter the team is focused on search", CON),
     ("Omar works on the payments API", "Omar is on the payments API", DUP),
     ("Omar works on payments", "Omar is working on payments", DUP),
     ("Jin leads the mobile team", "Jin is the lead of the mobile team", DUP),
@@ -94,8 +95,8 @@ DEDUP_PAIRS += [
     ("Jin leads the mobile team", "Jin is the leader of the mobile team", DUP),
     ("Rosa manages the SRE team", "Rosa is the manager of the SRE team", DUP),
     ("Rosa owns the release process", "Rosa is the owner of the release process", DUP),
-    ("Kai wrote the ingestion service", "Kai writes the ingestion service", DUP),
-    ("Kai chose Litestream for backups", "Kai chooses Litestream for backups", DUP),
+    ("Kai wrote the ingestion service", "Kai writes the ingestion service", CON),  # issue 23: tense
+    ("Kai chose Litestream for backups", "Kai chooses Litestream for backups", CON),  # issue 23: tense
     # Values changed: never a duplicate.
     ("Uses Kafka and Postgres", "Uses Kafka and MySQL", CON),
     ("Meetings are on Tuesday and Friday", "Meetings are on Tuesday and Thursday", CON),
@@ -109,7 +110,7 @@ DEDUP_PAIRS += [
         UNR,
     ),
     ("Sarah likes the open office", "Sarah dislikes the open office", UNR),
-    ("The backup runs before the deploy", "The backup runs after the deploy", UNR),
+    ("The backup runs before the deploy", "The backup runs after the deploy", CON),  # issue 23: flagged
     ("Jin leads the mobile team", "Jin leads the web team", UNR),
     ("Omar joined Acme in 2021", "Omar left Acme in 2021", UNR),
     ("Rosa reports to Jin", "Jin reports to Rosa", CON),
@@ -154,7 +155,7 @@ DEDUP_HELDOUT: list[tuple[str, str, Relation]] = [
     ("Lena leads the design reviews", "Lena is the leader of the design reviews", DUP),
     ("Kim is working on the onboarding flow", "Kim works on the onboarding flow", DUP),
     ("Noah maintains the Helm charts", "Noah is the maintainer of the Helm charts", DUP),
-    ("Eva ran the migration to Aurora", "Eva runs the migration to Aurora", DUP),
+    ("Eva ran the migration to Aurora", "Eva runs the migration to Aurora", CON),  # issue 23: tense
     ("We decided to use Terraform for infra", "We decided on Terraform for infra", DUP),
     # Values changed: never a duplicate.
     ("Standups are on Monday and Thursday", "Standups are on Monday and Friday", CON),
@@ -175,21 +176,21 @@ DEDUP_HELDOUT: list[tuple[str, str, Relation]] = [
     ("The EU region is primary and the US region is the backup",
      "The US region is primary and the EU region is the backup", CON),
     ("Sarah prefers light mode", "Sarah prefers dark mode", UNR),
-    ("Deploys happen before the standup", "Deploys happen after the standup", UNR),
+    ("Deploys happen before the standup", "Deploys happen after the standup", CON),  # issue 23
     ("Sarah likes sushi", "Sarah dislikes sushi", UNR),
     ("Bob joined the team in March", "Bob left the team in March", UNR),
     ("Lena leads the design reviews", "Lena leads the code reviews", UNR),
     (
         "The shared staging cluster in the Frankfurt region scales down every weekday evening after the last deploy",
         "The shared staging cluster in the Frankfurt region scales down every weekday evening before the last deploy",
-        UNR,
+        CON,  # issue 23: "before" / "after" is flagged
     ),
     (
         "Our team lead Sarah strongly prefers written async status updates over long synchronous video meetings",
         "Our team lead Sarah strongly dislikes written async status updates over long synchronous video meetings",
         UNR,
     ),
-    ("Tom manages the data platform", "Tom used to manage the data platform", UNR),
+    ("Tom manages the data platform", "Tom used to manage the data platform", CON),  # issue 23
 ]
 
 # Probes of the new rules' edges, added while designing them: what they must not unlock.

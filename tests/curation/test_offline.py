@@ -211,3 +211,44 @@ def test_the_offline_curator_leaves_code_blocks_as_written() -> None:
     assert fence in text and "\t- db2 is the replica\n\t- db2 is the replica\n" in text
     assert [c.kind for c in changes] == ["merged"]
     assert validate(before, text, changes, hand_lines=set(), title="Technical").ok
+
+
+# --- issue 23: the same words under another heading are another person's fact ----------------
+
+OPPOSITES = (
+    "# People\n\n## Sarah\n- Prefers tabs over spaces\n- Reports to Bob\n- Prefers tea\n- Works from home on Fridays\n"
+)
+
+
+def test_a_night_of_offline_curation_merges_no_fact_into_another_persons_line(tmp_path) -> None:
+    from datetime import UTC, date, datetime
+
+    from wolfmem import Config, Memory
+    from wolfmem.curation.run import run
+
+    night = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state")), clock=lambda: night) as memory:
+        people = memory.vault.root / "knowledge" / "people.md"
+        people.write_text(OPPOSITES, "utf-8")  # written by the person
+        saved = [
+            memory.save("Prefers spaces over tabs", "people", "Tom"),  # the opposite, for someone else
+            memory.save("Bob reports to Tom", "people", "Tom"),
+            memory.save("Prefers tea", "people", "Tom"),  # the same words, of someone else
+            memory.save("Works from home on Fridays", "people"),  # the user's, not Sarah's
+        ]
+        assert [receipt.status for receipt in saved] == ["saved"] * 4
+        before = people.read_text("utf-8")
+        memory.log_episode("Talked with Sarah and Tom about the office.", "office",
+                           when=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
+        result = run(memory.services, OfflineCurator(), date(2026, 11, 29))
+        after = people.read_text("utf-8")
+        assert result.status != "failed"
+        assert after == before  # nothing merged, nothing removed, nothing moved
+        log = memory.vault.root / "consolidated" / "2026-W48.md"
+        assert "5 unchanged" in log.read_text("utf-8") and "merged" not in log.read_text("utf-8")
+
+
+def test_tidy_keeps_the_same_words_under_two_headings() -> None:
+    before = "# People\n\n## Sarah\n- Prefers tea\n- Prefers tabs over spaces\n\n## Tom\n- Prefers tea\n" \
+             "- Prefers spaces over tabs\n\n## Unfiled\n- Prefers tea\n"
+    assert tidied(before) == (before, [])

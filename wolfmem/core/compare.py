@@ -19,13 +19,22 @@ unrelated to an old one, using only explainable word arithmetic:
   "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
+* Numbers keep what changes their value: a sign, a currency, a unit ("-18",
+  "$5000" == "5000 dollars", "5 km"); number words are numbers ("two", "half").
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
-  negation agrees, and the word sets are equal.  A word on one side only is
-  either a detail that merging would lose ("runs on port 8080" / "... in prod")
-  or a word swapped for another ("light" / "dark" mode, "before" / "after",
-  "likes" / "dislikes"), so it is never a duplicate, however long the fact.
-* The same names or numbers in another order are another claim ("Sarah reports
-  to Bob" vs "Bob reports to Sarah"): CONTRADICTS, never DUPLICATE.
+  negation agrees, the word sets are equal, and the meaning-bearing function
+  words and roles agree (`wording.structure` / `wording.same_roles`: the same
+  prepositions, quantifiers, modals, tense and aspect, each preposition binding
+  the same words, the content words in the same order up to the reorderings
+  that keep every role).  A word on one side only is either a detail that
+  merging would lose ("runs on port 8080" / "... in prod") or a word swapped for
+  another ("light" / "dark" mode, "likes" / "dislikes"), so it is never a
+  duplicate, however long the fact.
+* The same words with another function word or in other roles are the same
+  claim changed ("tabs over spaces" / "spaces over tabs", "Sarah reports to Bob"
+  / "Bob reports to Sarah", "was" / "is", "only Sarah" / "Sarah"): CONTRADICTS,
+  never DUPLICATE; so is the same plain wording with another quantity or
+  qualifier ("Both printers" / "One printer").
 * CONTRADICTS: both facts carry an unmatched value of the same kind (a name
   against an identifier such as "1Password" counts as one kind), or one is
   negated and the other is not (or they negate different words), and with the
@@ -35,6 +44,9 @@ unrelated to an old one, using only explainable word arithmetic:
 * UNRELATED: everything else, including refinements ("Prefers dark mode" vs
   "Prefers dark mode in VS Code").  When in doubt the answer is never
   DUPLICATE, because a false merge loses the user's words.
+
+`duplicates` adds the subject: the same claim under two people's headings is two
+facts (`subject_key`). Save-time dedup and the offline curator both use it.
 """
 
 from __future__ import annotations
@@ -42,9 +54,12 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from dataclasses import dataclass, replace
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 from wolfmem.core import tokens, wording
+from wolfmem.core.entities import entity_key, mentions_entity
 from wolfmem.core.facts import CANONICAL_CHARS, LIST_MARKER, normalise
 
 
@@ -107,6 +122,8 @@ class _Reading:
     # Numbers (n:), dates (t:) and capitalised words (w:) in each order the fact may be read in.
     orders: frozenset[wording.Order] = frozenset()
     negates: frozenset[str] = frozenset()  # the word after each "not": what is negated
+    # Its meaning-bearing function words and the roles of its content words (`wording.structure`).
+    roles: wording.Structure = field(default_factory=wording.Structure)
 
     @property
     def words(self) -> frozenset[str]:
@@ -122,22 +139,54 @@ def _number_key(token: str) -> str:
     return token[1:] if token[:1] == "v" and token[1:2].isdigit() else token
 
 
+_UNIT_NAMES = {"dollar": "usd", "euro": "eur", "yen": "jpy", "percent": "%"}
+
+
+def _decorated(number: str, gap: str, after: str, unit: str | None) -> str:
+    """A number with what changes its value: a sign, a currency, a unit ('-18', '5000usd', '5km', '20%').
+
+    `gap` is the text before the number, `after` the text right after it, `unit` the next word if
+    it names a unit. "$5000" and "5000 dollars" are one value; "$5000" and "€5000" are not.
+    """
+    before = gap[len(gap.rstrip("-+$\u20ac\u00a3\u00a5\u20b9")):]
+    sign = "-" if "-" in before else ""
+    money = next((wording.CURRENCIES[ch] for ch in before + after[:1] if ch in wording.CURRENCIES), "")
+    mark = "%" if after[:1] == "%" else "\u00b0" if after[:1] == "\u00b0" else ""
+    name = _UNIT_NAMES.get(_stem(unit), _stem(unit)) if unit else ""
+    return sign + number + money + mark + name
+
+
 def _capitalised_words(fact: str) -> tuple[set[str], set[str], set[str]]:
     """Lowercased capitalised words: those not first in a sentence ('May' included), first ones, acronyms."""
     found: set[str] = set()
     leading: set[str] = set()
     acronyms: set[str] = set()
     shouting = fact == fact.upper()
+    end = 0  # where the previous word ended: each word looks only at the text since, so this is linear
+    first = True
     for match in _RAW_WORD.finditer(fact):
         word = match.group()
-        at_start = not fact[: match.start()].strip() or _SENTENCE_START.search(
-            fact[: match.start()]
-        )
+        at_start = first or _SENTENCE_START.search(fact[end: match.start()])
+        first, end = False, match.end()
         if any(ch.isupper() for ch in word) and word != "I":  # "macOS" and "iOS" are names too
             (leading if at_start else found).update(tokens.tokens(word))
         if len(word) >= 2 and word.isupper() and not shouting:
             acronyms.update(tokens.tokens(word))  # "US", "IT": a name, though "us" and "it" are stop words
     return found, leading, acronyms
+
+
+def _unit_after(stream: list[tuple[str, str]], i: int) -> tuple[str, int] | None:
+    """The unit after token `i` and how many words it takes: "5 km", "4°C", "5.5 mmol/L"; else None."""
+    if i + 1 >= len(stream):
+        return None
+    word, gap = stream[i + 1]
+    if gap.strip() == "\u00b0":
+        return (word, 1) if word in ("c", "f", "k") else None
+    if gap.strip() or word not in wording.UNITS:
+        return None
+    if i + 2 < len(stream) and stream[i + 2][1] == "/":  # a unit per another: "mmol/L", "km/h"
+        return (f"{word}/{stream[i + 2][0]}", 2)
+    return (word, 1)
 
 
 def _read(fact: str) -> _Reading:
@@ -151,21 +200,34 @@ def _read(fact: str) -> _Reading:
     names: set[str] = set()
     lead: set[str] = set()
     stream = wording.tokens_with_gaps(fact)
+    last = fact.lower().rfind(stream[-1][0]) if stream else -1
+    trailing = fact[last + len(stream[-1][0]):] if last >= 0 else ""
     values: list[str | None] = [None] * len(stream)  # each token's value key, for word order
+    keys: list[str | None] = [None] * len(stream)  # each token's content key, for roles
     negated = False
     negates: set[str] = set()
     after_negation = False
+    consumed = -1  # the last unit word read with the number before it
     for i, (token, _gap) in enumerate(stream):
         following = stream[i + 1][0] if i + 1 < len(stream) else None
         key = None  # what this token adds: a value key, or a plain stem
         negated_now = token in _NEGATIONS or token.endswith("n't")
+        number = _number_key(token) if any(ch.isdigit() for ch in token) else wording.NUMBER_WORDS.get(token)
+        if i <= consumed:
+            keys[i] = wording.SKIP
+            continue
         if negated_now:
             negated = after_negation = True
-        elif any(ch.isdigit() for ch in token):
-            numbers.add(_number_key(token))
+        elif number is not None:
+            unit = _unit_after(stream, i)
+            after = stream[i + 1][1] if i + 1 < len(stream) else trailing  # "10%" at the end
+            value = _decorated(number, _gap, after, unit[0] if unit else None)
+            if unit is not None:
+                consumed = i + unit[1]
+            numbers.add(value)
             # An identifier such as "S3" or "1Password" stands where a name would, so it is ordered with them.
-            kind = "w:" if any(ch.isalpha() for ch in _number_key(token)) else "n:"
-            key = values[i] = kind + _number_key(token)
+            kind = "w:" if any(ch.isalpha() for ch in number) else "n:"
+            key = values[i] = kind + value
         elif token in _WEEKDAYS or token[:-1] in _WEEKDAYS or (token in _MONTHS and token != "may"):
             day = token[:-1] if token[:-1] in _WEEKDAYS else token  # "on Fridays" names the day too
             times.add(_MONTHS.get(day, day))
@@ -173,8 +235,12 @@ def _read(fact: str) -> _Reading:
         elif token == "may" and "may" in capitalised:
             times.add("may")
             key = values[i] = "t:may"
-        elif (token in tokens.STOP_WORDS and token not in acronyms) or token == "may":
-            continue
+        elif token in acronyms and token in tokens.STOP_WORDS:
+            names.add(_stem(token))  # "US", "IT": a name, though "us" and "it" are stop words
+            key = values[i] = "w:" + _stem(token)
+        elif (token in tokens.STOP_WORDS or token in wording.BINDING or wording.qualifier(token)
+              or (token in ("used", "going") and following == "to")):
+            continue  # a function word: `wording.structure` reads the ones that carry meaning
         elif token in capitalised or token in acronyms:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
             key = values[i] = "w:" + _stem(token)
@@ -184,14 +250,18 @@ def _read(fact: str) -> _Reading:
             if token in leading:
                 lead.add(key)
                 values[i] = "w:" + key
+        keys[i] = key
         if after_negation and not negated_now:
             # "Likes coffee but not tea" negates tea, not coffee; a light word counts here too.
             negates.add(key or _stem(token))
             after_negation = False
     read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values, strict=True)]
+    leads = [word in leading and key in lead for (word, _), key in zip(stream, keys, strict=True)]
+    is_value = [value is not None and not first for value, first in zip(values, leads, strict=True)]
+    roles = wording.structure(stream, keys, is_value, leads)
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
                     frozenset(names), negated, frozenset(lead), wording.value_orders(read),
-                    frozenset(negates))
+                    frozenset(negates), roles)
 
 
 def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -240,6 +310,52 @@ def _identifier_swapped(only_a: dict[str, frozenset[str]], only_b: dict[str, fro
     return False
 
 
+def _role_keys(reading: _Reading, other: _Reading) -> tuple[list[str], set[int]]:
+    """Each item's key with an agent noun read as the other fact's verb ('owner' -> 'own'), and which were."""
+    verbs = {item.key for item in other.roles.items if not item.value and not item.agentive}
+    keys, folded = [], set()
+    for k, item in enumerate(reading.roles.items):
+        key = item.key
+        if item.agentive and not item.value:
+            base = wording.agent_base(key, frozenset(verbs))
+            if base != key or key in verbs:
+                key = base
+                folded.add(k)
+        keys.append(_SYNONYMS.get(key, key))
+    # "Jin is the mobile team lead": the last noun of a compound after "is" reads as the verb the
+    # other fact has ("Jin leads the mobile team"), as an agent noun does.
+    items = reading.roles.items
+    order = sorted(range(len(items)), key=lambda k: items[k].place)
+    start = 0  # where the current run begins in `order`
+    for n, k in enumerate(order):
+        if n and items[order[n - 1]].run != items[k].run:
+            start = n
+        last = n + 1 == len(order) or items[order[n + 1]].run != items[k].run
+        after_pivot = start > 0 and items[order[start - 1]].key == wording.PIVOT
+        if last and n > start and after_pivot and keys[k] in verbs and not items[k].value:
+            folded.add(k)
+    return keys, folded
+
+
+def _same_roles(a: _Reading, b: _Reading) -> bool:
+    """Whether two facts with the same words use the same meaning-bearing function words in the same roles."""
+    keys_a, folded_a = _role_keys(a, b)
+    keys_b, folded_b = _role_keys(b, a)
+    return wording.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
+
+
+def _qualified_otherwise(a: _Reading, b: _Reading, differing: frozenset[str]) -> bool:
+    """Whether the function words differ beyond a phrase that only adds a value ("tabs in Go" / "tabs")."""
+    extra = Counter(a.roles.markers)
+    extra.subtract(b.roles.markers)
+    for reading, sign in ((a, 1), (b, -1)):
+        for marker, phrase in reading.roles.bound:
+            keys = {reading.roles.items[k].key.partition(":")[2] for k in phrase}
+            if phrase and all(reading.roles.items[k].value for k in phrase) and keys <= differing:
+                extra[marker] -= sign  # "in Go": the detail a refinement adds, not another claim
+    return any(extra.values())
+
+
 def relate(new: str, old: str) -> Relation:
     """Decide whether `new` duplicates, contradicts, or is unrelated to `old`."""
     if normalise(new) == normalise(old):
@@ -260,8 +376,13 @@ def relate(new: str, old: str) -> Relation:
             return Relation.CONTRADICTS  # "Sarah reports to Bob" / "Bob reports to Sarah"
         # A word on one side only is a detail that merging would drop, or a word swapped for
         # another (light / dark, before / after): the paraphrase rules above absorb the rest.
-        same = a.words and a.words == b.words
-        return Relation.DUPLICATE if same else Relation.UNRELATED
+        if not (a.words and a.words == b.words):
+            return Relation.UNRELATED
+        # The same words: a duplicate only with the same function words binding them the same way,
+        # in the same order; otherwise the same claim with another role, time, modal or quantity.
+        return Relation.DUPLICATE if _same_roles(a, b) else Relation.CONTRADICTS
+    if a.plain and a.plain == b.plain and _qualified_otherwise(a, b, differing):
+        return Relation.CONTRADICTS  # "Both printers are broken" / "One printer is broken"
     clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]
     if not clashing and _identifier_swapped(only_a, only_b):
         clashing = ["names"]
@@ -275,6 +396,36 @@ def relate(new: str, old: str) -> Relation:
     if same_topic and strong and (len(shared) >= 2 or single_swap):
         return Relation.CONTRADICTS
     return Relation.UNRELATED
+
+
+# --- whom a fact is about -----------------------------------------------------------------
+
+_FIRST_PERSON = frozenset({"i", "we", "my", "our", "me", "us", "user", "users"})
+
+
+def subject_key(heading: str | None, fact: str, headings: Sequence[str] = ()) -> frozenset[str]:
+    """Whom a fact filed under `heading` (a section, or a save's topic) speaks of.
+
+    The one entity of `headings` the fact names itself ("My manager is Sarah" and "## Sarah"); else
+    the user, when the fact says "I" / "we" / "my" first; else the entity its heading names
+    ("Prefers tea" under "## Sarah (Manager)" is Sarah's); else the user: the empty key.
+    """
+    named = {entity_key(other) for other in headings if entity_key(other) and mentions_entity(other, fact)}
+    if len(named) == 1:
+        return next(iter(named))
+    words = tokens.tokens(fact)[:2]
+    if words[:1] and (words[0] in _FIRST_PERSON or words == ["the", "user"]):
+        return frozenset()
+    return entity_key(heading) if heading else frozenset()
+
+
+def duplicates(new: str, new_subject: frozenset[str], old: str, old_subject: frozenset[str]) -> bool:
+    """Whether `new` repeats `old`: the same claim (`relate`) about the same subject (`subject_key`).
+
+    "Prefers tea" under "## Sarah" and under "## Tom" say the same words of two people: not a duplicate.
+    Save-time dedup and the offline curator both merge only what this calls a duplicate.
+    """
+    return new_subject == old_subject and relate(new, old) is Relation.DUPLICATE
 
 
 # --- carrying and support (curation's evidence rules) -----------------------------------
@@ -299,14 +450,27 @@ def carries(line: str, fact: str) -> bool:
     """Whether `line` says everything `fact` says: a duplicate of it, or the same claim with more detail.
 
     Every value of the fact (number, date, name) must be in the line, the negation must agree, the
-    roles must not be swapped, and at most one plain word in five may be missing.
+    roles must not be swapped, the function words must agree (the line may add prepositions), and
+    at most one plain word in five may be missing.
     """
     if normalise(line) == normalise(fact):
         return True
-    if Relation.DUPLICATE in (relate(fact, line), relate(line, fact)):
+    relation = relate(fact, line)
+    if Relation.DUPLICATE in (relation, relate(line, fact)):
         return True
+    if relation is Relation.CONTRADICTS:
+        return False  # the same words in other roles ("spaces over tabs"), or another value
     a, b = _reading(fact), _reading(line)
     if not a.words or a.negated != b.negated or _roles_swapped(a, b):
+        return False
+    # Every function word of the fact is in the line, which may add only prepositions and past forms
+    # of its own new words (a detail: "in Go", "a cat called Rex"), never a tense, modal, quantifier
+    # or aspect of the claim ("was", "can", "only", "no longer").
+    missing, extra = Counter(a.roles.markers), Counter(b.roles.markers)
+    missing.subtract(b.roles.markers)
+    extra.subtract(a.roles.markers)
+    extra["past"] -= sum(item.past and item.key not in a.words for item in b.roles.items)
+    if any(n > 0 for n in missing.values()) or any(n > 0 and m not in wording.PREPOSITIONS for m, n in extra.items()):
         return False
     if any(_unmatched(a, b).values()):
         return False

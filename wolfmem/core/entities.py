@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 
 from wolfmem.core import tokens
@@ -30,6 +31,7 @@ def _link_words(link: re.Match[str]) -> str:
 
 def _entity_words(heading: str) -> list[str]:
     """Distinctive words naming a heading's entity ('Project Atlas — x' -> ['Atlas'])."""
+    heading = unicodedata.normalize("NFC", heading)  # a decomposed "Zoë" heading names the composed "Zoë"
     name = _MARKDOWN_LINK.sub(r"\1", _WIKILINK.sub(_link_words, heading.lstrip("#").translate(CANONICAL_CHARS)))
     name = _QUALIFIER.sub(" ", name)
     name = _HEADING_SEPARATOR.split(name, maxsplit=1)[0]
@@ -43,6 +45,7 @@ def _entity_words(heading: str) -> list[str]:
 
 def mentions_entity(heading: str, fact: str) -> bool:
     """Whether `fact` names, as a whole word, the entity that `heading` is about."""
+    fact = unicodedata.normalize("NFC", fact)
     return any(
         re.search(rf"(?<!\w){re.escape(word)}(?!\w)", fact, re.IGNORECASE)
         for word in _entity_words(heading)

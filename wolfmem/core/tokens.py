@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from whoosh.lang.porter import stem as _porter_stem
 
@@ -41,7 +42,8 @@ def _split_token(raw: str) -> list[str]:
 def tokens(text: str) -> list[str]:
     """Lowercase word tokens of `text`, keeping versions, decimals and dotted names whole."""
     found: list[str] = []
-    for match in _WORD.finditer(text.translate(_APOSTROPHES).lower()):
+    # Composed (NFC) first: "Zoë" typed on macOS (decomposed) is the same word as "Zoë" typed elsewhere.
+    for match in _WORD.finditer(unicodedata.normalize("NFC", text).translate(_APOSTROPHES).lower()):
         found.extend(_split_token(match.group()))
     return found
 

@@ -6,8 +6,9 @@ other byte of the file stays as it was:
 1. files the lines of a section whose heading is just a name (`## Sarah`) into
    the one other section about that entity (`## Sarah (Manager)`), by the rule
    a save's topic is matched with;
-2. merges exact and near-duplicate bullet facts within a file (the save path's
-   `relate`), keeping the first one, or the hand-written one if only one is;
+2. merges exact and near-duplicate bullet facts within a file about the same
+   subject (the save path's `compare.duplicates`), keeping the first one, or the
+   hand-written one if only one is;
 3. files a fact from the `## Unfiled` section into the one section whose
    heading names an entity the fact mentions (the save path's rule);
 4. drops `##` sections left with nothing under them.
@@ -27,6 +28,7 @@ import time
 from collections import Counter, defaultdict
 
 from wolfmem.core import markdown
+from wolfmem.core.compare import duplicates, subject_key
 from wolfmem.core.entities import entity_heading, entity_key, mentions_entity
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.candidates import DuplicateFinder
@@ -199,16 +201,36 @@ def _move_section_body(
 
 
 def _merge_duplicates(text_: str, hand_lines: frozenset[str]) -> tuple[str, list[Change]]:
-    """Drop later duplicates of a bullet; a hand-written line is the one kept when only one is."""
+    """Drop later duplicates of a bullet; a hand-written line is the one kept when only one is.
+
+    Two lines merge only if `compare.duplicates` calls them duplicates: the same claim about the
+    same subject, so "Prefers tea" under "## Sarah" never merges into "Prefers tea" under "## Tom".
+    """
     lines = _lines(text_)
     bullets = _simple_bullets(text_)
-    # Each fact meets only the kept facts that share one of its rarest words (candidates.DuplicateFinder).
-    finder = DuplicateFinder([fact.text for _, fact in bullets])
+    # A fact can only name a heading's entity if it holds one of its words: look those up, not every heading.
+    by_word: dict[str, list[str]] = defaultdict(list)
+    for section in markdown.parse(text_).sections:
+        for word in {part for name in entity_key(section.heading) for part in _WORD.findall(name)}:
+            by_word[word].append(section.heading)
+    subjects = [
+        subject_key(fact.section, fact.text,
+                    list(dict.fromkeys(h for w in set(_WORD.findall(fact.text.lower())) for h in by_word.get(w, ()))))
+        for _, fact in bullets
+    ]
+    # Each fact meets only the kept facts about its subject that share its words (candidates.DuplicateFinder).
+    grouped: dict[frozenset[str], list[str]] = defaultdict(list)
+    for (_, fact), subject in zip(bullets, subjects, strict=True):
+        grouped[subject].append(fact.text)
+    finders = {subject: DuplicateFinder(texts) for subject, texts in grouped.items()}
     kept: list[tuple[int, markdown.Fact]] = []
     drop: set[int] = set()
     changes = []
-    for index, fact in bullets:
+    for (index, fact), subject in zip(bullets, subjects, strict=True):
+        finder = finders[subject]
         match = finder.find(fact.text)
+        if match is not None and not duplicates(fact.text, subject, kept[match][1].text, subject):
+            match = None  # the finder proposes; the rule save-time dedup uses decides
         if match is None:
             finder.keep(fact.text, len(kept))
             kept.append((index, fact))

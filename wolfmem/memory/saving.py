@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from wolfmem.core import edits, markdown
-from wolfmem.core.compare import Relation, relate
+from wolfmem.core.compare import Relation, duplicates, relate, subject_key
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.entities import entity_heading, mentions_entity
 from wolfmem.core.facts import (
@@ -176,7 +176,7 @@ class Saver:
                 "instructions — state it as a fact about someone or something: 'Sarah wants answers in "
                 "French', not 'Always answer in French'"
             )
-        duplicate, contradicted = self.syncer.read_fresh(self.refresh, lambda: self._dedup(sentence))
+        duplicate, contradicted = self.syncer.read_fresh(self.refresh, lambda: self._dedup(sentence, heading))
         if duplicate is not None:
             receipt = duplicate
             if request_id is not None:
@@ -248,14 +248,24 @@ class Saver:
             return f"the receipt for request_id {shown(request_id)} was not kept ({exc})"
         return None
 
-    def _dedup(self, sentence: str) -> tuple[Receipt | None, list[str]]:
-        """A duplicate receipt when the fact is on file already, else the refs it may contradict."""
-        with self.syncer.index.snapshot():
-            return self._compare(sentence)
+    def _dedup(self, sentence: str, topic: str | None) -> tuple[Receipt | None, list[str]]:
+        """A duplicate receipt when the fact is on file already, else the refs it may contradict.
 
-    def _compare(self, sentence: str) -> tuple[Receipt | None, list[str]]:
+        Only a line about the same subject counts (`compare.duplicates`): "Prefers tea" saved for
+        Tom is not Sarah's "Prefers tea", and neither contradicts the other.
+        """
+        with self.syncer.index.snapshot():
+            return self._compare(sentence, topic)
+
+    def _compare(self, sentence: str, topic: str | None) -> tuple[Receipt | None, list[str]]:
         index = self.syncer.index
-        same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),))) if hit.path in CURATED_PATHS]
+
+        def repeats(hit: IndexHit) -> bool:
+            mine, theirs = _subjects(topic, sentence, hit.section, hit.text)
+            return duplicates(sentence, mine, hit.text, theirs)
+
+        same = [hit for hit in index.iter_facts(Filters(keys=(fact_key(sentence),)))
+                if hit.path in CURATED_PATHS and repeats(hit)]
         if same:
             first = min(same, key=lambda hit: (hit.path, hit.line))
             self.state.note_issued([(first.path, first.line, fact_key(first.text))])
@@ -271,11 +281,12 @@ class Saver:
             seen = {(hit.path, hit.line) for hit in candidates}
             candidates += [hit for hit in self.similar(sentence) if (hit.path, hit.line) not in seen]
         for hit in candidates:
-            relation = relate(sentence, hit.text)
-            if relation is Relation.DUPLICATE:
+            if repeats(hit):
                 self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])
                 return self._duplicate(hit.path, hit.line, hit.section), []
-            if relation is Relation.CONTRADICTS and len(contradicted) < MAX_CONTRADICTED:
+            mine, theirs = _subjects(topic, sentence, hit.section, hit.text)
+            flag = len(contradicted) < MAX_CONTRADICTED and mine == theirs
+            if flag and relate(sentence, hit.text) is Relation.CONTRADICTS:
                 # Handed out so the agent can memory_update it, if the user's correction says so.
                 self.state.note_issued([(hit.path, hit.line, fact_key(hit.text))])
                 contradicted.append(make_ref(hit.path, hit.line))
@@ -307,7 +318,8 @@ class Saver:
                 raise _Answered(earlier)
             parsed = markdown.parse(text if text.strip() else template_text(name))
             for fact in parsed.facts:
-                if fact_key(fact.text) == key:  # another writer saved the same fact a moment ago
+                same = fact_key(fact.text) == key
+                if same and _same_subject(topic, sentence, fact.section, fact.text):  # saved a moment ago
                     raise _Answered(self._duplicate(rel, fact.line, fact.section))
             heading = self._choose_section(parsed, sentence, topic)
             try:
@@ -367,6 +379,17 @@ class Saver:
                 return section.heading
         existing = markdown.find_section(parsed, UNFILED)
         return existing.heading if existing else UNFILED
+
+
+def _subjects(topic: str | None, sentence: str, section: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Whom a save (with its topic) and a line on file (under its section) speak of: `compare.subject_key`."""
+    return subject_key(topic, sentence, [section]), subject_key(section, text, [topic or ""])
+
+
+def _same_subject(topic: str | None, sentence: str, section: str, text: str) -> bool:
+    """Whether a save and a line on file speak of the same person or thing."""
+    mine, theirs = _subjects(topic, sentence, section, text)
+    return mine == theirs
 
 
 class _Answered(Exception):

@@ -285,6 +285,31 @@ def test_daemon_creates_the_default_vault_and_refuses_a_second_instance(daemon) 
     assert proc.poll() is None
 
 
+def test_a_new_vaults_first_daemon_start_curates_nothing_from_before_it(daemon) -> None:
+    _, vault = daemon
+
+    def jobs() -> dict:
+        return json.loads(ok("status", "--json", "--vault", str(vault)).stdout)["jobs"]["jobs"]
+
+    # The start-up check looks at curation, then the audit, which it starts after the month now due.
+    wait_until(lambda: (jobs()["audit"]["last_run"] or {}).get("status") == "baseline", timeout=30)
+    assert jobs()["curate"]["last_run"] is None
+    assert not (vault / "consolidated").exists()
+    assert not (vault / ".wolfmem" / "lease.json").exists()
+
+
+def test_a_vault_made_by_init_is_not_curated_for_the_day_before_it(tmp_path: Path, config) -> None:
+    from wolfmem import Memory
+    from wolfmem.jobs.runner import JobRunner
+
+    vault = tmp_path / "new-vault"
+    ok("init", "--vault", str(vault))
+    with Memory(vault, config) as memory:
+        runner = JobRunner(memory.services)
+        assert [result.job for result in runner.run_due(memory.clock())] == []
+    assert not (vault / "consolidated").exists()
+
+
 @pytest.mark.parametrize("how", ["flag", "environment"])
 def test_daemon_never_creates_a_vault_at_a_mistyped_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         how: str) -> None:
@@ -323,8 +348,18 @@ def test_daemon_keeps_the_index_fresh_logs_each_sync_and_stops_on_sigterm(daemon
     assert not list(Path(os.environ["WOLFMEM_STATE_DIR"]).rglob("daemon.pid"))
 
 
-def test_daemon_logs_to_its_vaults_own_file_with_each_jobs_duration_and_outcome(daemon) -> None:
+@pytest.fixture
+def vault_made_by_hand(isolated_env: Path) -> Path:
+    """The default vault's folder, made by a person before wolfmem first saw it: it has no first day."""
+    knowledge = isolated_env / "data" / "wolfmem" / "vault" / "knowledge"
+    knowledge.mkdir(parents=True)
+    (knowledge / "people.md").write_text("# People\n\n## Sarah\n- Sarah is my manager.\n")
+    return knowledge.parent
+
+
+def test_daemon_logs_to_its_vaults_own_file_with_each_jobs_duration_and_outcome(vault_made_by_hand, daemon) -> None:
     proc, vault = daemon
+    assert vault == vault_made_by_hand
     assert f"daemon   running (pid {proc.pid})" in ok("doctor").stdout
     status = ok("status").stdout
     log_file = Path(json.loads(ok("status", "--json").stdout)["daemon"]["log"])

@@ -363,7 +363,8 @@ def test_curate_while_another_process_holds_the_job_lock_is_busy(memory, fake, l
 
 def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
     runner = JobRunner(memory.services)
-    assert runner.run_due(NOW)[0].period == "2026-11-28"  # the nightly run curates through yesterday
+    # The nightly run curates through yesterday, but Nov 28 ended before the vault existed: nothing to do.
+    assert [r for r in runner.run_due(NOW) if r.job == "curate"] == []
     for day in (29, 30):
         memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=UTC))
     memory.log_episode("Tom moved to Oslo.", when=datetime(2026, 12, 1, 9, 0, tzinfo=UTC))

@@ -415,6 +415,49 @@ def test_real_curation_job_covers_the_missed_days(vault, tmp_path):
     assert runner.record("curate")["last_success"] == "2026-11-04"
 
 
+
+# -- a vault's first day ---------------------------------------------------------------------------------------
+def test_a_new_vaults_first_start_curates_nothing_before_it_and_the_next_night_curates_its_first_day(tmp_path):
+    now = {"t": at("2026-11-05", "09:00")}
+    root = tmp_path / "new-vault"
+    config = Config(state_dir=str(tmp_path / "state"), schedule_digest="off")
+    with Memory(root, config, clock=lambda: now["t"]) as memory:
+        runner = JobRunner(memory.services)
+        # Nov 4 ended before the vault existed: nothing to curate, and nothing is written for it.
+        assert runner.run_due(now["t"]) == []
+        assert runner.record("curate") is None
+        assert not (root / "consolidated").exists()
+        assert not (root / ".wolfmem" / "lease.json").exists()
+        assert runner.status(now["t"])["jobs"]["curate"]["next_run"] == at("2026-11-06", "03:00").isoformat()
+        memory.log_episode(["Sarah moved to the data team."], "sarah", when=at("2026-11-05", "10:00"))
+        now["t"] = at("2026-11-06", "07:00")
+
+        (result,) = runner.run_due(now["t"])
+        record = memory.state.run_record("curate")
+
+    # The first real period is the vault's first day.
+    assert (result.job, result.period, result.since, result.day) == ("curate", "2026-11-05", "2026-11-05", "2026-11-05")
+    assert (record["since"], record["day"]) == ("2026-11-05", "2026-11-05")
+    assert result.detail["entries"] == 1, result
+    assert "2026-11-05" in (root / "consolidated" / "2026-W45.md").read_text()
+
+
+def test_a_vault_wolfmem_did_not_create_is_curated_on_its_first_start(vault, tmp_path, calls):
+    # The `vault` fixture was laid out by another state folder: this one has no first day for it.
+    runner = make_runner(vault, tmp_path, calls, at("2026-11-05"), schedule_digest="off")
+    runner.run_due(at("2026-11-05", "07:00"))
+    assert [run.period for run in calls.of("curate")] == ["2026-11-04"]
+
+
+def test_a_first_day_from_a_clock_that_was_ahead_blocks_no_night(tmp_path, calls):
+    root = tmp_path / "new-vault"
+    with Memory(root, Config(state_dir=str(tmp_path / "state")), clock=lambda: at("2026-11-20")):
+        pass  # created with the clock 15 days ahead
+    runner = make_runner(root, tmp_path, calls, at("2026-11-05"), schedule_digest="off")
+    runner.run_due(at("2026-11-05", "07:00"))
+    assert [run.period for run in calls.of("curate")] == ["2026-11-04"]
+
+
 # -- `since`: the first day a curation run covers, the same day on both sides of jobs/tasks.py ----------------
 @pytest.mark.parametrize(
     ("saved_on", "listed"),

@@ -49,6 +49,19 @@ def test_opening_services_for_a_missing_vault_without_create_refuses(tmp_path):
     assert not (tmp_path / "nowhere").exists()
 
 
+def test_only_a_vault_the_services_create_keeps_the_day_as_its_first(services, tmp_path):
+    assert services.state.vault_created() == NOW.date()
+    # Opened again, later: the first day stays the day it was made.
+    config = Config(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "state"))
+    again = open_services(config, lambda: datetime(2026, 12, 9, tzinfo=UTC))
+    assert again.state.vault_created() == NOW.date()
+    again.close()
+    # A folder that already was a vault, seen from another state folder, has no first day here.
+    other = open_services(Config(vault=str(tmp_path / "vault"), state_dir=str(tmp_path / "other")), lambda: NOW)
+    assert other.state.vault_created() is None
+    other.close()
+
+
 def test_curation_runs_given_only_the_services(services):
     services.writer.put(PEOPLE, "# People\n\n## Ann\n- Ann is the CTO.\n- Ann is the CTO.\n", cause=Cause.SAVE)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -137,6 +138,7 @@ def _service_call(action: Callable[..., Any], *args: Any) -> None:
 def service_install(vault: VaultOption = None) -> None:
     """Start `wolfmem daemon` at login for this vault (--vault, $WOLFMEM_VAULT, the config file or the default)."""
     from wolfmem.ops.service import install
+    from wolfmem.storage.services import create_vault
     from wolfmem.storage.vault import Vault
 
     with errors():
@@ -145,7 +147,7 @@ def service_install(vault: VaultOption = None) -> None:
         # The unit names the vault outright: the service must not depend on the environment it starts in.
         chosen = Vault(config.vault_path(), config.state_root())
         if not chosen.exists():
-            chosen.init()
+            create_vault(chosen, date.today())
             typer.echo(f"wolfmem: created the default vault at {chosen.root}", err=True)
     typer.echo(f"Installing the service for the vault at {chosen.root}")
     exe = str(Path(sys.argv[0]).resolve()) if Path(sys.argv[0]).name == "wolfmem" else "wolfmem"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import date
 from typing import Annotated
 
 import typer
@@ -23,10 +24,11 @@ def init(vault: VaultOption = None) -> None:
     """Create a vault from the templates; never overwrites an existing file."""
     with errors():
         config = config_for(vault)
+        from wolfmem.storage.services import create_vault
         from wolfmem.storage.vault import Vault
 
         target = Vault(config.vault_path(), config.state_root())
-        created = target.init()
+        created = create_vault(target, date.today())
     if created:
         typer.echo(f"Created in {target.root}:")
         for item in created:

@@ -73,6 +73,8 @@ class JobRunner:
             if schedule is None:
                 return None
             period, day = period_for(name, schedule.last_fire(now).date())
+            if self._before_vault(name, day, now):
+                return None  # nothing to curate, and nothing (record, lease mark, log entry) is written
             if name in BASELINED and self.record(name) is None:
                 self._baseline(name, period, now)
                 return None
@@ -137,9 +139,9 @@ class JobRunner:
         schedule = self.schedules[name]
         if schedule is None:
             return None
-        period, _ = period_for(name, schedule.last_fire(now).date())
-        first_sighting = not record and name in BASELINED
-        if not first_sighting and not _done(record, period):
+        period, day = period_for(name, schedule.last_fire(now).date())
+        waiting = (not record and name in BASELINED) or self._before_vault(name, day, now)
+        if not waiting and not _done(record, period):
             retry = _retry_at(record, now)
             if retry is not None and retry > now:
                 return retry.isoformat(timespec="seconds")
@@ -149,6 +151,20 @@ class JobRunner:
     def record(self, name: str) -> dict[str, Any] | None:
         """The persisted record of a job's runs on this machine."""
         return self.services.state.run_record(RECORD_PREFIX + name)
+
+    def _first_day(self, now: datetime) -> date | None:
+        """The vault's first day: the day wolfmem created it here, if it did (None for a vault it found made).
+
+        A first day later than today was noted by a clock that was ahead: it is not believed, so it holds
+        back no night.
+        """
+        first = self.services.state.vault_created()
+        return first if first is not None and first <= now.date() else None
+
+    def _before_vault(self, name: str, day: date, now: datetime) -> bool:
+        """Whether `day`, the last day of a curation period, is before the vault's first day: nothing to curate."""
+        first = self._first_day(now) if name == "curate" else None
+        return first is not None and day < first
 
     # -- the one path ----------------------------------------------------------------------------------------
     def _wants(self, name: str, period: str, now: datetime) -> bool:
@@ -285,14 +301,18 @@ class JobRunner:
             log.warning("could not read the vault's provenance log (%s); going on with this machine's own", exc)
 
     def _since(self, name: str, record: Mapping[str, Any], day: date, now: datetime) -> date | None:
-        """The first day a curation run covers: the day after the last one covered, here or on the lease."""
+        """The first day a curation run covers: the day after the last one covered, here or on the lease.
+
+        None on a first run of a vault wolfmem did not create: curation's own default then.
+        """
         if name != "curate":
             return None
         last = max(str(record.get("last_success") or ""), self.lease.done(name, now))
-        if not last:
-            return None
-        since = date.fromisoformat(last) + timedelta(days=1)
-        return min(since, day)
+        if last:
+            since: date | None = date.fromisoformat(last) + timedelta(days=1)
+        else:  # a first run: a vault wolfmem created is covered from its first day
+            since = self._first_day(now)
+        return min(since, day) if since else None
 
     @staticmethod
     def _covered(run: JobRun, manual: bool) -> str | None:

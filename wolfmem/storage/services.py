@@ -8,11 +8,13 @@ caller that has an index hands the writer its `reindex` callable here.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from wolfmem.config import Config
+from wolfmem.errors import WolfmemError
 from wolfmem.storage.archive import Archive
 from wolfmem.storage.history import History
 from wolfmem.storage.machine import machine_id
@@ -20,6 +22,8 @@ from wolfmem.storage.provenance import Provenance
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import Vault
 from wolfmem.storage.writer import VaultWriter
+
+log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 # Called by the writer after each write of an indexed file with its path and new bytes.
@@ -56,7 +60,7 @@ def open_services(
     """
     vault = Vault(config.vault_path(), config.state_root())
     if create:
-        vault.init()
+        create_vault(vault, clock().date())
     else:
         vault.require()
     state = StateStore(vault.state_dir / "state.db")
@@ -67,3 +71,23 @@ def open_services(
     provenance = Provenance(writer, state, machine_id(config.state_root()))
     state.on_change = provenance.publish_soon
     return VaultServices(config, clock, vault, state, history, writer, Archive(writer, clock), provenance)
+
+
+def create_vault(vault: Vault, today: date) -> list[str]:
+    """Lay out `vault` from the templates (never overwriting); a new one keeps `today` as its first day.
+
+    Returns what was created. The first day is this machine's record that the vault did not exist
+    before it, so no scheduled curation runs for a night before it (jobs.runner).
+    """
+    new = not vault.exists()
+    created = vault.init()
+    if new and vault.exists():
+        try:
+            state = StateStore(vault.state_dir / "state.db")
+            try:
+                state.note_vault_created(today)
+            finally:
+                state.close()
+        except WolfmemError as exc:  # then it is curated like a vault found already made: safe, one no-op more
+            log.warning("could not note the day the vault was created (%s)", exc)
+    return created

@@ -14,7 +14,8 @@
 - repairs: what wolfmem put back or archived as "removed by hand" after an outside write, for the
   log of `status` and the one notice the next agent call touching the file gets;
 - outbox: provenance changes (snapshot and first-seen) not yet published to the vault's
-  `.wolfmem/provenance/` log, where another machine that takes over curation reads them.
+  `.wolfmem/provenance/` log, where another machine that takes over curation reads them;
+- meta: the day wolfmem created the vault here (its first day: no night before it is curated).
 
 Every method fails only with WolfmemErrors; a damaged file is moved aside and recreated empty (see db.py).
 """
@@ -29,6 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +191,23 @@ class StateStore(Store):
         """Store a job's latest outcome."""
         with self._connect() as db:
             db.execute("INSERT OR REPLACE INTO runs VALUES (?, ?)", (job, json.dumps(record)))
+
+    # -- the vault's first day --------------------------------------------------
+    @guarded
+    def note_vault_created(self, day: date) -> None:
+        """Remember `day` as the day wolfmem created the vault (the first one noted stays)."""
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('vault_created', ?)", (day.isoformat(),))
+
+    @guarded
+    def vault_created(self) -> date | None:
+        """The day wolfmem created the vault on this machine; None when it found the folder a vault already."""
+        with self._connect() as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'vault_created'").fetchone()
+        try:
+            return date.fromisoformat(row[0]) if row else None
+        except ValueError:  # not a day: as if unknown, so it holds back no night
+            return None
 
     # -- issued refs ----------------------------------------------------------
     @guarded

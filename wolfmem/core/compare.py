@@ -23,7 +23,7 @@ unrelated to an old one, using only explainable word arithmetic:
   "$5000" == "5000 dollars", "5 km"); number words are numbers ("two", "half").
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
   negation agrees, the word sets are equal, and the meaning-bearing function
-  words and roles agree (`wording.structure` / `wording.same_roles`: the same
+  words and roles agree (`roles.structure` / `roles.same_roles`: the same
   prepositions, quantifiers, modals, tense and aspect, each preposition binding
   the same words, the content words in the same order up to the reorderings
   that keep every role).  A word on one side only is either a detail that
@@ -58,6 +58,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from wolfmem.core import roles as fact_roles
 from wolfmem.core import tokens, wording
 from wolfmem.core.entities import entity_key, mentions_entity
 from wolfmem.core.facts import CANONICAL_CHARS, LIST_MARKER, normalise
@@ -122,8 +123,8 @@ class _Reading:
     # Numbers (n:), dates (t:) and capitalised words (w:) in each order the fact may be read in.
     orders: frozenset[wording.Order] = frozenset()
     negates: frozenset[str] = frozenset()  # the word after each "not": what is negated
-    # Its meaning-bearing function words and the roles of its content words (`wording.structure`).
-    roles: wording.Structure = field(default_factory=wording.Structure)
+    # Its meaning-bearing function words and the roles of its content words (`roles.structure`).
+    roles: fact_roles.Structure = field(default_factory=fact_roles.Structure)
 
     @property
     def words(self) -> frozenset[str]:
@@ -214,7 +215,7 @@ def _read(fact: str) -> _Reading:
         negated_now = token in _NEGATIONS or token.endswith("n't")
         number = _number_key(token) if any(ch.isdigit() for ch in token) else wording.NUMBER_WORDS.get(token)
         if i <= consumed:
-            keys[i] = wording.SKIP
+            keys[i] = fact_roles.SKIP
             continue
         if negated_now:
             negated = after_negation = True
@@ -240,7 +241,7 @@ def _read(fact: str) -> _Reading:
             key = values[i] = "w:" + _stem(token)
         elif (token in tokens.STOP_WORDS or token in wording.BINDING or wording.qualifier(token)
               or (token in ("used", "going") and following == "to")):
-            continue  # a function word: `wording.structure` reads the ones that carry meaning
+            continue  # a function word: `roles.structure` reads the ones that carry meaning
         elif token in capitalised or token in acronyms:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
             key = values[i] = "w:" + _stem(token)
@@ -258,7 +259,7 @@ def _read(fact: str) -> _Reading:
     read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values, strict=True)]
     leads = [word in leading and key in lead for (word, _), key in zip(stream, keys, strict=True)]
     is_value = [value is not None and not first for value, first in zip(values, leads, strict=True)]
-    roles = wording.structure(stream, keys, is_value, leads)
+    roles = fact_roles.structure(stream, keys, is_value, leads)
     return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
                     frozenset(names), negated, frozenset(lead), wording.value_orders(read),
                     frozenset(negates), roles)
@@ -331,7 +332,7 @@ def _role_keys(reading: _Reading, other: _Reading) -> tuple[list[str], set[int]]
         if n and items[order[n - 1]].run != items[k].run:
             start = n
         last = n + 1 == len(order) or items[order[n + 1]].run != items[k].run
-        after_pivot = start > 0 and items[order[start - 1]].key == wording.PIVOT
+        after_pivot = start > 0 and items[order[start - 1]].key == fact_roles.PIVOT
         if last and n > start and after_pivot and keys[k] in verbs and not items[k].value:
             folded.add(k)
     return keys, folded
@@ -341,7 +342,7 @@ def _same_roles(a: _Reading, b: _Reading) -> bool:
     """Whether two facts with the same words use the same meaning-bearing function words in the same roles."""
     keys_a, folded_a = _role_keys(a, b)
     keys_b, folded_b = _role_keys(b, a)
-    return wording.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
+    return fact_roles.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
 
 
 def _qualified_otherwise(a: _Reading, b: _Reading, differing: frozenset[str]) -> bool:

@@ -18,8 +18,8 @@ from wolfmem.errors import (
     WolfmemError,
 )
 from wolfmem.memory.facade import Memory
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.refs import Excerpt
-from wolfmem.memory.saving import Receipt
 from wolfmem.memory.searching import Hit
 
 __all__ = [

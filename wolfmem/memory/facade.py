@@ -25,9 +25,10 @@ from wolfmem.errors import (
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import LogReceipt, log_episode
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.recovery import LinesBack, Recovery
 from wolfmem.memory.refs import Excerpt, read_ref
-from wolfmem.memory.saving import Receipt, Saver
+from wolfmem.memory.saving import Saver
 from wolfmem.memory.searching import Hit, parse_day, parse_limit, parse_sources, to_hit
 from wolfmem.search import query, query_dates
 from wolfmem.search.changes import InotifyChanges, Pending

@@ -15,8 +15,8 @@ from typing_extensions import TypedDict
 
 from wolfmem.memory.corrections import Correction
 from wolfmem.memory.episodes import LogReceipt
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.refs import Excerpt
-from wolfmem.memory.saving import Receipt
 from wolfmem.memory.searching import Hit
 
 

@@ -17,9 +17,10 @@ from wolfmem.errors import (
     VaultBusy,
     WolfmemError,
 )
-from wolfmem.memory.facade import Hit, Memory
+from wolfmem.memory.facade import Memory
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.refs import Excerpt
-from wolfmem.memory.saving import Receipt
+from wolfmem.memory.searching import Hit
 
 __all__ = [
     "Config",

@@ -9,7 +9,7 @@ import pytest
 from meaning_pairs import MEANING_PAIRS
 
 from wolfmem import Memory
-from wolfmem.core import compare
+from wolfmem.core import reading
 from wolfmem.core.compare import Relation, carries, duplicates, relate, subject_key
 
 KINDS = ("order", "negation", "aspect", "preposition", "modal", "tense", "quantifier", "number")
@@ -117,7 +117,7 @@ def test_reading_a_line_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
     # Issue 24: a 150 kB hand-written line made the comparison quadratic. Count the characters the
     # sentence-start check scans (it once re-read everything before each word): a bounded share each.
     scanned = 0
-    pattern = compare._SENTENCE_START
+    pattern = reading._SENTENCE_START
 
     class Counting:
         def search(self, text: str, *args: int) -> re.Match[str] | None:
@@ -125,7 +125,7 @@ def test_reading_a_line_is_linear(monkeypatch: pytest.MonkeyPatch) -> None:
             scanned += len(text)
             return pattern.search(text, *args)
 
-    monkeypatch.setattr(compare, "_SENTENCE_START", Counting())
+    monkeypatch.setattr(reading, "_SENTENCE_START", Counting())
     line = " ".join(f"Word{i % 97} goes over thing{i % 89} and Sarah." for i in range(1500))
     relate(line, line + " again")
     assert scanned <= 4 * len(line)

@@ -11,8 +11,8 @@ import pytest
 from wolfmem import Config, Memory
 from wolfmem.core.untrusted import WITHHELD
 from wolfmem.errors import NotFound, OutsideVault, UsageError, WolfmemError
-from wolfmem.memory.facade import MAX_LIMIT
 from wolfmem.memory.refs import MAX_LINES
+from wolfmem.memory.searching import MAX_LIMIT
 from wolfmem.storage.vault import content_hash
 
 PEOPLE = """# People

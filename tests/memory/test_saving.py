@@ -14,7 +14,7 @@ from conftest import run_cli
 
 from wolfmem import Memory
 from wolfmem.errors import InvalidFact, SecretRefused, UsageError
-from wolfmem.memory.saving import Receipt
+from wolfmem.memory.receipts import Receipt
 from wolfmem.storage.exchange import replace_if_unchanged
 from wolfmem.storage.vault import CURATED
 

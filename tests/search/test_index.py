@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
-from wolfmem.search.index import SCHEMA_VERSION, FactIndex
+from wolfmem.search.folder import SCHEMA_VERSION
+from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc, Filters
 
 

@@ -11,7 +11,7 @@ from openai import OpenAI
 
 from tests.fakellm import MODEL, FakeLLM
 from wolfmem import Memory
-from wolfmem.memory.facade import Hit
+from wolfmem.memory.searching import Hit
 from wolfmem.tools import BY_NAME, call, execute, openai_tools
 from wolfmem.tools.calls import format_hit
 from wolfmem.tools.catalog import DOCTRINE, TOOLS

@@ -3,27 +3,16 @@
 `relate(new, old)` decides whether a new fact repeats, contradicts, or is
 unrelated to an old one, using only explainable word arithmetic:
 
-* Each fact is read into stemmed content words (stop words, subject words such
-  as "user", and light words such as "via"/"through"/"go" dropped; a few
-  synonyms folded: deploy/ship/release, prefer/like/favor, manager/boss) and
-  *values*: numbers (ordinals folded, so "3rd" == "3"; versions and dates kept
-  whole), month and weekday names, capitalised names that are not the first
-  word (a capital anywhere counts: "macOS"; so do acronyms that spell a stop
-  word: "US", "IT"), and whether the fact is negated (not, no, never, n't),
-  and what: the word after each negation.
-  Word forms, light verbs and the word orders that keep every value's role are
-  in `wording` ("wrote" is "write", "works on" is "is on", "uses A and B" is
-  "uses B and A", "the X key for Y" is "the Y X key", "leader" is "leads").
+* Each fact is read into stemmed content words and *values* (numbers, dates,
+  names), with its negation and its roles (`reading.read`).
 * A value is *unmatched* if the other fact lacks it.  A capitalised first word
   counts as a name only opposite an unmatched name ("Sarah is my manager" vs
   "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
-* Numbers keep what changes their value: a sign, a currency, a unit ("-18",
-  "$5000" == "5000 dollars", "5 km"); number words are numbers ("two", "half").
 * DUPLICATE: the normalised texts are equal, or no value is unmatched, the
   negation agrees, the word sets are equal, and the meaning-bearing function
-  words and roles agree (`wording.structure` / `wording.same_roles`: the same
+  words and roles agree (`roles.structure` / `roles.same_roles`: the same
   prepositions, quantifiers, modals, tense and aspect, each preposition binding
   the same words, the content words in the same order up to the reorderings
   that keep every role).  A word on one side only is either a detail that
@@ -53,14 +42,15 @@ from __future__ import annotations
 
 import enum
 import functools
-import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
+from wolfmem.core import roles as fact_roles
 from wolfmem.core import tokens, wording
 from wolfmem.core.entities import entity_key, mentions_entity
-from wolfmem.core.facts import CANONICAL_CHARS, LIST_MARKER, normalise
+from wolfmem.core.facts import normalise
+from wolfmem.core.reading import SYNONYMS, Reading, read
 
 
 class Relation(enum.Enum):
@@ -71,197 +61,11 @@ class Relation(enum.Enum):
     UNRELATED = "unrelated"
 
 
-_NEGATIONS = frozenset(
-    "not no never cannot nobody nothing neither nor dont doesnt didnt isnt wont cant".split()
-)
-# Subject and glue words that do not change a claim ("User prefers X" == "I prefer X").
-_LIGHT_TOKENS = frozenset(
-    "user users via through thru using go goes going went gone happen happens happened".split()
-)
 _CONTRADICTION_OVERLAP = 0.6
-_stem = wording.stem  # Porter2 of the base form: 'wrote' -> 'write', 'focused' -> 'focus'
-
-
-_SYNONYMS = {
-    _stem(word): _stem(canonical)
-    for canonical, words in {
-        "deploy": ["ship", "release"],
-        "prefer": ["like", "favor", "favour", "favorite", "favourite"],
-        "manager": ["boss"],
-    }.items()
-    for word in words
-}
 # Verbs too generic to make two facts "about the same thing" on their own.
 _WEAK_STEMS = frozenset(
-    _stem(w) for w in "use prefer have know work want need love make get".split()
+    wording.stem(w) for w in "use prefer have know work want need love make get".split()
 )
-_MONTHS = {
-    **{m: m for m in "january february march april june july august september "
-       "october november december".split()},
-    "jan": "january", "feb": "february", "apr": "april", "jun": "june", "jul": "july",
-    "aug": "august", "sep": "september", "sept": "september", "oct": "october",
-    "nov": "november", "dec": "december",
-}
-_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
-_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
-_RAW_WORD = re.compile(r"\w+(?:[.\-'\u2019]\w+)*")
-_SENTENCE_START = re.compile(r"[.!?]\s*$")
-
-
-@dataclass(frozen=True)
-class _Reading:
-    """One fact broken into plain content stems and comparable values."""
-
-    plain: frozenset[str]
-    numbers: frozenset[str]
-    times: frozenset[str]
-    names: frozenset[str]
-    negated: bool
-    lead: frozenset[str] = frozenset()  # a capitalised first word: maybe a name ("Sarah is ...")
-    # Numbers (n:), dates (t:) and capitalised words (w:) in each order the fact may be read in.
-    orders: frozenset[wording.Order] = frozenset()
-    negates: frozenset[str] = frozenset()  # the word after each "not": what is negated
-    # Its meaning-bearing function words and the roles of its content words (`wording.structure`).
-    roles: wording.Structure = field(default_factory=wording.Structure)
-
-    @property
-    def words(self) -> frozenset[str]:
-        """Every stem and value key, for overlap and name matching."""
-        return self.plain | self.numbers | self.times | self.names
-
-
-def _number_key(token: str) -> str:
-    """Comparable form of a token holding a digit: '3rd' -> '3', 'v1.2' -> '1.2'."""
-    ordinal = _ORDINAL.match(token)
-    if ordinal:
-        return ordinal.group(1)
-    return token[1:] if token[:1] == "v" and token[1:2].isdigit() else token
-
-
-_UNIT_NAMES = {"dollar": "usd", "euro": "eur", "yen": "jpy", "percent": "%"}
-
-
-def _decorated(number: str, gap: str, after: str, unit: str | None) -> str:
-    """A number with what changes its value: a sign, a currency, a unit ('-18', '5000usd', '5km', '20%').
-
-    `gap` is the text before the number, `after` the text right after it, `unit` the next word if
-    it names a unit. "$5000" and "5000 dollars" are one value; "$5000" and "€5000" are not.
-    """
-    before = gap[len(gap.rstrip("-+$\u20ac\u00a3\u00a5\u20b9")):]
-    sign = "-" if "-" in before else ""
-    money = next((wording.CURRENCIES[ch] for ch in before + after[:1] if ch in wording.CURRENCIES), "")
-    mark = "%" if after[:1] == "%" else "\u00b0" if after[:1] == "\u00b0" else ""
-    name = _UNIT_NAMES.get(_stem(unit), _stem(unit)) if unit else ""
-    return sign + number + money + mark + name
-
-
-def _capitalised_words(fact: str) -> tuple[set[str], set[str], set[str]]:
-    """Lowercased capitalised words: those not first in a sentence ('May' included), first ones, acronyms."""
-    found: set[str] = set()
-    leading: set[str] = set()
-    acronyms: set[str] = set()
-    shouting = fact == fact.upper()
-    end = 0  # where the previous word ended: each word looks only at the text since, so this is linear
-    first = True
-    for match in _RAW_WORD.finditer(fact):
-        word = match.group()
-        at_start = first or _SENTENCE_START.search(fact[end: match.start()])
-        first, end = False, match.end()
-        if any(ch.isupper() for ch in word) and word != "I":  # "macOS" and "iOS" are names too
-            (leading if at_start else found).update(tokens.tokens(word))
-        if len(word) >= 2 and word.isupper() and not shouting:
-            acronyms.update(tokens.tokens(word))  # "US", "IT": a name, though "us" and "it" are stop words
-    return found, leading, acronyms
-
-
-def _unit_after(stream: list[tuple[str, str]], i: int) -> tuple[str, int] | None:
-    """The unit after token `i` and how many words it takes: "5 km", "4°C", "5.5 mmol/L"; else None."""
-    if i + 1 >= len(stream):
-        return None
-    word, gap = stream[i + 1]
-    if gap.strip() == "\u00b0":
-        return (word, 1) if word in ("c", "f", "k") else None
-    if gap.strip() or word not in wording.UNITS:
-        return None
-    if i + 2 < len(stream) and stream[i + 2][1] == "/":  # a unit per another: "mmol/L", "km/h"
-        return (f"{word}/{stream[i + 2][0]}", 2)
-    return (word, 1)
-
-
-def _read(fact: str) -> _Reading:
-    """Split a fact into plain stems and values (see the module docstring)."""
-    fact = LIST_MARKER.sub("", fact.translate(CANONICAL_CHARS).strip(), count=1)
-    fact = _THOUSANDS.sub("", fact)
-    capitalised, leading, acronyms = _capitalised_words(fact)
-    plain: set[str] = set()
-    numbers: set[str] = set()
-    times: set[str] = set()
-    names: set[str] = set()
-    lead: set[str] = set()
-    stream = wording.tokens_with_gaps(fact)
-    last = fact.lower().rfind(stream[-1][0]) if stream else -1
-    trailing = fact[last + len(stream[-1][0]):] if last >= 0 else ""
-    values: list[str | None] = [None] * len(stream)  # each token's value key, for word order
-    keys: list[str | None] = [None] * len(stream)  # each token's content key, for roles
-    negated = False
-    negates: set[str] = set()
-    after_negation = False
-    consumed = -1  # the last unit word read with the number before it
-    for i, (token, _gap) in enumerate(stream):
-        following = stream[i + 1][0] if i + 1 < len(stream) else None
-        key = None  # what this token adds: a value key, or a plain stem
-        negated_now = token in _NEGATIONS or token.endswith("n't")
-        number = _number_key(token) if any(ch.isdigit() for ch in token) else wording.NUMBER_WORDS.get(token)
-        if i <= consumed:
-            keys[i] = wording.SKIP
-            continue
-        if negated_now:
-            negated = after_negation = True
-        elif number is not None:
-            unit = _unit_after(stream, i)
-            after = stream[i + 1][1] if i + 1 < len(stream) else trailing  # "10%" at the end
-            value = _decorated(number, _gap, after, unit[0] if unit else None)
-            if unit is not None:
-                consumed = i + unit[1]
-            numbers.add(value)
-            # An identifier such as "S3" or "1Password" stands where a name would, so it is ordered with them.
-            kind = "w:" if any(ch.isalpha() for ch in number) else "n:"
-            key = values[i] = kind + value
-        elif token in _WEEKDAYS or token[:-1] in _WEEKDAYS or (token in _MONTHS and token != "may"):
-            day = token[:-1] if token[:-1] in _WEEKDAYS else token  # "on Fridays" names the day too
-            times.add(_MONTHS.get(day, day))
-            key = values[i] = "t:" + _MONTHS.get(day, day)
-        elif token == "may" and "may" in capitalised:
-            times.add("may")
-            key = values[i] = "t:may"
-        elif token in acronyms and token in tokens.STOP_WORDS:
-            names.add(_stem(token))  # "US", "IT": a name, though "us" and "it" are stop words
-            key = values[i] = "w:" + _stem(token)
-        elif (token in tokens.STOP_WORDS or token in wording.BINDING or wording.qualifier(token)
-              or (token in ("used", "going") and following == "to")):
-            continue  # a function word: `wording.structure` reads the ones that carry meaning
-        elif token in capitalised or token in acronyms:
-            names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue
-            key = values[i] = "w:" + _stem(token)
-        elif token not in _LIGHT_TOKENS and not wording.is_light(token, following):
-            key = _SYNONYMS.get(_stem(token), _stem(token))
-            plain.add(key)
-            if token in leading:
-                lead.add(key)
-                values[i] = "w:" + key
-        keys[i] = key
-        if after_negation and not negated_now:
-            # "Likes coffee but not tea" negates tea, not coffee; a light word counts here too.
-            negates.add(key or _stem(token))
-            after_negation = False
-    read = [wording.Token(word, gap, value, word in leading) for (word, gap), value in zip(stream, values, strict=True)]
-    leads = [word in leading and key in lead for (word, _), key in zip(stream, keys, strict=True)]
-    is_value = [value is not None and not first for value, first in zip(values, leads, strict=True)]
-    roles = wording.structure(stream, keys, is_value, leads)
-    return _Reading(frozenset(plain), frozenset(numbers), frozenset(times),
-                    frozenset(names), negated, frozenset(lead), wording.value_orders(read),
-                    frozenset(negates), roles)
 
 
 def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -270,7 +74,7 @@ def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> floa
     return len(a & b) / len(union) if union else 0.0
 
 
-def _unmatched(a: _Reading, b: _Reading) -> dict[str, frozenset[str]]:
+def _unmatched(a: Reading, b: Reading) -> dict[str, frozenset[str]]:
     """Values of `a` that `b` lacks, by kind; a name only needs to appear somewhere in `b`."""
     return {
         "numbers": a.numbers - b.numbers,
@@ -279,7 +83,7 @@ def _unmatched(a: _Reading, b: _Reading) -> dict[str, frozenset[str]]:
     }
 
 
-def _roles_swapped(a: _Reading, b: _Reading) -> bool:
+def _roles_swapped(a: Reading, b: Reading) -> bool:
     """The same names (or numbers) in another order: a different claim, never a duplicate.
 
     Each kind is compared on its own, so "June 3rd" and "3 June" are still the same date, and
@@ -293,7 +97,7 @@ def _roles_swapped(a: _Reading, b: _Reading) -> bool:
     return False
 
 
-def _fold_agent_nouns(reading: _Reading, other: _Reading) -> _Reading:
+def _fold_agent_nouns(reading: Reading, other: Reading) -> Reading:
     """`reading` with each agent noun the other fact has as a verb read as that verb ('leader' -> 'lead')."""
     plain = frozenset(wording.agent_base(stem, other.plain) for stem in reading.plain)
     if plain == reading.plain:
@@ -310,7 +114,7 @@ def _identifier_swapped(only_a: dict[str, frozenset[str]], only_b: dict[str, fro
     return False
 
 
-def _role_keys(reading: _Reading, other: _Reading) -> tuple[list[str], set[int]]:
+def _role_keys(reading: Reading, other: Reading) -> tuple[list[str], set[int]]:
     """Each item's key with an agent noun read as the other fact's verb ('owner' -> 'own'), and which were."""
     verbs = {item.key for item in other.roles.items if not item.value and not item.agentive}
     keys, folded = [], set()
@@ -321,7 +125,7 @@ def _role_keys(reading: _Reading, other: _Reading) -> tuple[list[str], set[int]]
             if base != key or key in verbs:
                 key = base
                 folded.add(k)
-        keys.append(_SYNONYMS.get(key, key))
+        keys.append(SYNONYMS.get(key, key))
     # "Jin is the mobile team lead": the last noun of a compound after "is" reads as the verb the
     # other fact has ("Jin leads the mobile team"), as an agent noun does.
     items = reading.roles.items
@@ -331,20 +135,20 @@ def _role_keys(reading: _Reading, other: _Reading) -> tuple[list[str], set[int]]
         if n and items[order[n - 1]].run != items[k].run:
             start = n
         last = n + 1 == len(order) or items[order[n + 1]].run != items[k].run
-        after_pivot = start > 0 and items[order[start - 1]].key == wording.PIVOT
+        after_pivot = start > 0 and items[order[start - 1]].key == fact_roles.PIVOT
         if last and n > start and after_pivot and keys[k] in verbs and not items[k].value:
             folded.add(k)
     return keys, folded
 
 
-def _same_roles(a: _Reading, b: _Reading) -> bool:
+def _same_roles(a: Reading, b: Reading) -> bool:
     """Whether two facts with the same words use the same meaning-bearing function words in the same roles."""
     keys_a, folded_a = _role_keys(a, b)
     keys_b, folded_b = _role_keys(b, a)
-    return wording.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
+    return fact_roles.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
 
 
-def _qualified_otherwise(a: _Reading, b: _Reading, differing: frozenset[str]) -> bool:
+def _qualified_otherwise(a: Reading, b: Reading, differing: frozenset[str]) -> bool:
     """Whether the function words differ beyond a phrase that only adds a value ("tabs in Go" / "tabs")."""
     extra = Counter(a.roles.markers)
     extra.subtract(b.roles.markers)
@@ -360,7 +164,7 @@ def relate(new: str, old: str) -> Relation:
     """Decide whether `new` duplicates, contradicts, or is unrelated to `old`."""
     if normalise(new) == normalise(old):
         return Relation.DUPLICATE
-    a, b = _read(new), _read(old)
+    a, b = read(new), read(old)
     a, b = _fold_agent_nouns(a, b), _fold_agent_nouns(b, a)
     only_a, only_b = _unmatched(a, b), _unmatched(b, a)
     # A sentence's first word may be a name too ("Sarah is my manager"); it only counts as the value
@@ -436,9 +240,9 @@ _CARRY_SLACK = 5  # one plain word in five
 
 
 @functools.lru_cache(maxsize=8192)
-def _reading(fact: str) -> _Reading:
-    """`_read`, remembered: the evidence rules compare one fact against many lines."""
-    return _read(fact)
+def _reading(fact: str) -> Reading:
+    """`read`, remembered: the evidence rules compare one fact against many lines."""
+    return read(fact)
 
 
 def fact_words(fact: str) -> frozenset[str]:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import logging
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,14 +21,15 @@ from wolfmem.errors import (
     OutsideVault,
     UsageError,
     WolfmemError,
-    shown,
 )
 from wolfmem.memory import memory_map
 from wolfmem.memory.corrections import Correction, Corrections
 from wolfmem.memory.episodes import LogReceipt, log_episode
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.recovery import LinesBack, Recovery
-from wolfmem.memory.refs import Excerpt, make_ref, read_ref
-from wolfmem.memory.saving import Receipt, Saver
+from wolfmem.memory.refs import Excerpt, read_ref
+from wolfmem.memory.saving import Saver
+from wolfmem.memory.searching import Hit, parse_day, parse_limit, parse_sources, to_hit
 from wolfmem.search import query, query_dates
 from wolfmem.search.changes import InotifyChanges, Pending
 from wolfmem.search.index import FactIndex
@@ -46,38 +46,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Curation logs, digests and audits in consolidated/ restate facts already in the other two, and the
-# archive holds facts that left the knowledge files: a search reads them only when asked to by name;
-# otherwise they crowd out the facts they repeat (README).
-DEFAULT_SOURCES = ("knowledge", "episodes")
-MAX_LIMIT = 50
-SNIPPET_CHARS = 240
 RECENT_REPAIRS = 10
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def local_now() -> datetime:
     """The current local time, timezone-aware."""
     return datetime.now().astimezone()
-
-
-@dataclass(frozen=True)
-class Hit:
-    """One search result: a fact, where it lives, and why it matched."""
-
-    ref: str
-    path: str
-    line: int
-    section: str
-    text: str
-    snippet: str
-    score: float
-    source: str
-    date: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form."""
-        return asdict(self)
 
 
 class Memory:
@@ -244,19 +218,21 @@ class Memory:
         Dates in the query ("yesterday", "in June 2023") rank the facts of those days first;
         relative ones count from `today` (default: the clock's date).
         """
-        filters = Filters(sources=_sources(sources), after=_day(after, "after"), before=_day(before, "before"))
+        filters = Filters(
+            sources=parse_sources(sources), after=parse_day(after, "after"), before=parse_day(before, "before")
+        )
         if filters.after and filters.before and filters.after > filters.before:
             raise UsageError(f"after ({filters.after}) is later than before ({filters.before})")
-        limit = _limit(limit)
+        limit = parse_limit(limit)
         if not isinstance(query_text, str) or not query_text.strip():
             raise UsageError("query is empty — ask in words, e.g. 'Who is my manager?'")
         limits.QUERY.check(query_text)
-        reference = _day(today, "today")
+        reference = parse_day(today, "today")
         dates = query_dates.read(query_text, date.fromisoformat(reference) if reference else self.clock().date())
         with self._lock:
             checkpoint("bringing the index up to date")
             results = self.syncer.read_fresh(self.sync, lambda: self._query(dates, filters, limit))
-        hits = [_to_hit(result) for result in results]
+        hits = [to_hit(result) for result in results]
         self._issue([(hit.path, hit.line, fact_key(hit.text)) for hit in hits if hit.source != "episodes"])
         return hits
 
@@ -402,56 +378,3 @@ def _open_hybrid(config: Config, vault: Vault, index: FactIndex) -> Hybrid | Non
     from wolfmem.semantic.hybrid import Hybrid
 
     return Hybrid(EmbeddingSettings.from_config(config), vault.state_dir, index)
-
-
-def _sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
-    if sources is None:
-        return DEFAULT_SOURCES
-    if isinstance(sources, str):
-        chosen = [sources]
-    elif isinstance(sources, (list, tuple, set, frozenset)):
-        chosen = list(sources)
-    else:
-        raise UsageError(f"sources must be a name or a list of names from: {', '.join(SOURCES)}")
-    bad = [source for source in chosen if source not in SOURCES]
-    if bad:
-        raise UsageError(f"unknown source(s) {', '.join(map(shown, bad))}; use any of: {', '.join(SOURCES)}")
-    return tuple(chosen)
-
-
-def _day(value: str | date | None, name: str) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, (date, datetime)):
-        return value.strftime("%Y-%m-%d")
-    if not isinstance(value, str) or not _DAY.match(value.strip()):
-        raise UsageError(f"{name} must be a date like 2026-11-29, not {shown(value)}")
-    try:
-        date.fromisoformat(value.strip())
-    except ValueError:
-        raise UsageError(f"{name} is not a real date: {shown(value)}") from None
-    return value.strip()
-
-
-def _limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {shown(limit)}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise UsageError(f"limit must be from 1 to {MAX_LIMIT}, not {shown(limit)}")
-    return limit
-
-
-def _to_hit(result: Any) -> Hit:
-    text = limits.cut(result.text, limits.HIT_TEXT_CHARS)
-    snippet = text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
-    return Hit(
-        ref=make_ref(result.path, result.line),
-        path=result.path,
-        line=result.line,
-        section=result.section,
-        text=text,
-        snippet=snippet,
-        score=round(result.score, 4),
-        source=result.source,
-        date=result.date,
-    )

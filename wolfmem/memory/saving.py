@@ -6,9 +6,8 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
-from typing import Any, Literal
 
 from wolfmem.core import edits, markdown
 from wolfmem.core.compare import Relation, duplicates, relate, subject_key
@@ -18,19 +17,18 @@ from wolfmem.core.facts import (
     clean_fact,
     context_problem,
     fact_key,
-    has_lone_surrogate,
     is_blank,
     text_problem,
 )
 from wolfmem.core.untrusted import looks_like_instruction
 from wolfmem.errors import InvalidFact, StorageError, UsageError, shown
 from wolfmem.limits import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS
+from wolfmem.memory.receipts import Receipt, Replays
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer
-from wolfmem.storage.archive import ArchivedFact, Reason
-from wolfmem.storage.reconcile import REMOVED_BY_HAND
+from wolfmem.storage.archive import ArchivedFact
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
@@ -40,7 +38,6 @@ log = logging.getLogger(__name__)
 UNFILED = "Unfiled"
 CANDIDATES = 12
 MAX_CONTRADICTED = 3
-_FACT = "fact"  # the key under which a stored receipt keeps the fact it answered
 
 TYPE_ALIASES = {
     **{name: name for name in CURATED},
@@ -50,36 +47,6 @@ TYPE_ALIASES = {
     "decision": "decisions",
     "tech": "technical",
 }
-
-
-@dataclass(frozen=True)
-class Receipt:
-    """What memory_save tells the agent: what happened and where the fact lives."""
-
-    # restored: a replay found the fact no longer on file and saved it again; gone: a replay found it
-    # removed on purpose (by hand, forgotten, merged by curation) and wrote nothing.
-    status: Literal["saved", "duplicate", "restored", "gone"]
-    path: str
-    line: int
-    section: str
-    ref: str
-    message: str
-    duplicate_of: str | None = None
-    possibly_contradicts: list[str] = field(default_factory=list)
-    # True when a retry with the same request_id got the first call's receipt back.
-    replayed: bool = False
-    # Saved, but this machine's bookkeeping of it failed (a full state folder): what was not recorded.
-    warning: str | None = None
-    # What wolfmem did to the file since the caller last touched it (lines put back after an editor).
-    notices: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready form, without empty optional fields."""
-        data = asdict(self)
-        for optional in ("duplicate_of", "possibly_contradicts", "warning", "notices"):
-            if not data[optional]:
-                del data[optional]
-        return data
 
 
 def route(type_name: str) -> str:
@@ -134,8 +101,6 @@ class Saver:
         archived: Callable[[], list[ArchivedFact]] | None = None,
     ) -> None:
         self.writer = writer
-        # The archive's records, for a replay to say why a fact it saved is gone.
-        self.archived = archived or (lambda: [])
         self.syncer = syncer
         self.state = state
         self.clock = clock
@@ -144,6 +109,8 @@ class Saver:
         # Dedup compares against the curated files only, so only they must be fresh; a watching
         # Memory passes its own sync, which re-reads just the files its inotify queue names.
         self.refresh = refresh or (lambda: syncer.sync(only=CURATED_PATHS))
+        # The archive's records let a replay say why a fact it saved is gone.
+        self.replays = Replays(writer, state, clock, archived or (lambda: []), self.refresh)
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -159,9 +126,12 @@ class Saver:
                     f"request_id must be a non-empty one-line string of at most {MAX_REQUEST_ID_CHARS} "
                     "printable characters, e.g. a UUID"
                 )
-            earlier = self._replayed(request_id, fact)
+            earlier = self.replays.replayed(request_id, fact)
             if earlier is not None:
-                return self._still_true(earlier, fact, type_name, topic)
+                return self.replays.still_true(
+                    earlier, fact,
+                    lambda: self._insert(clean_fact(fact), route(type_name), clean_topic(topic), [], None, fact),
+                )
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
@@ -180,73 +150,9 @@ class Saver:
         if duplicate is not None:
             receipt = duplicate
             if request_id is not None:
-                self._remember(request_id, receipt, fact)
+                self.replays.remember(request_id, receipt, fact)
             return receipt
         return self._insert(sentence, name, heading, contradicted, request_id, fact)
-
-    def _replayed(self, request_id: str, fact: object) -> Receipt | None:
-        """The receipt a request_id already got; an error when it came with another fact."""
-        earlier = self.state.receipt(request_id)
-        if earlier is None:
-            return None
-        first = earlier.pop(_FACT, None)  # receipts stored before the fact was kept with them lack it
-        receipt = _as_replay(earlier)
-        same = isinstance(fact, str) and not has_lone_surrogate(fact) and fact_key(fact) == fact_key(first or "")
-        if first is not None and not same:
-            raise UsageError(
-                f"request_id {shown(request_id)} was already used for another fact, {shown(first, 160)} "
-                f"({receipt.ref}); nothing was written — a retry must send the same fact, and a new fact "
-                "needs a new request_id"
-            )
-        return receipt
-
-    def _still_true(self, earlier: Receipt, fact: str, type_name: str, topic: str | None) -> Receipt:
-        """A replay's answer as things are now: on file (where it is now), gone (and why), or saved again."""
-        self.refresh()
-        key = fact_key(fact)
-        try:
-            text = self.writer.vault.read_or_empty(earlier.path).decode("utf-8", errors="replace")
-        except OSError:
-            text = ""
-        for line in markdown.parse(text).facts:
-            if fact_key(line.text) == key or (
-                earlier.status == "duplicate" and relate(clean_fact(fact), line.text) is Relation.DUPLICATE
-            ):
-                return replace(earlier, line=line.line, ref=make_ref(earlier.path, line.line), section=line.section)
-        records = [record for record in self.archived() if record.key == key and record.file == earlier.path]
-        if records and records[-1].reason is not Reason.RESTORED:
-            record = records[-1]
-            why = {
-                Reason.FORGOTTEN: f"it was forgotten ({record.why})" if record.why else "it was forgotten",
-                Reason.MERGED: f"curation merged it into {shown(record.into, 160)}",
-                Reason.SUPERSEDED: f"a newer fact replaced it: {shown(record.into, 160)}",
-            }.get(record.reason, "it was removed by hand" if record.why == REMOVED_BY_HAND else (
-                f"it was removed ({record.why})" if record.why else "it was removed"))
-            message = (
-                f"Replayed: the fact this request_id saved is no longer in {earlier.path}: {why}; it is in the "
-                "archive and nothing was written (`wolfmem restore --fact` puts it back)."
-            )
-            return replace(earlier, status="gone", message=message, line=0, ref="")
-        again = self._insert(clean_fact(fact), route(type_name), clean_topic(topic), [], None, fact)
-        if again.status != "saved":
-            return replace(again, replayed=True)
-        message = (
-            f"Replayed: the fact this request_id saved was no longer in {earlier.path} (overwritten, and "
-            f"not removed on purpose), so it was saved again: {again.message}"
-        )
-        return replace(again, status="restored", message=message, replayed=True)
-
-    def _remember(self, request_id: str, receipt: Receipt, fact: str) -> str | None:
-        """Keep the answer to a request_id, with the fact it answered, so a reuse with another fact is caught.
-
-        None when it was kept; else what went wrong.
-        """
-        try:
-            self.state.put_receipt(request_id, {**asdict(receipt), _FACT: fact}, self.clock().date().isoformat())
-        except StorageError as exc:  # the fact is on file; a retry finds it there and answers "duplicate"
-            log.warning("saved, but the receipt for request %s was not kept (%s)", request_id, exc)
-            return f"the receipt for request_id {shown(request_id)} was not kept ({exc})"
-        return None
 
     def _dedup(self, sentence: str, topic: str | None) -> tuple[Receipt | None, list[str]]:
         """A duplicate receipt when the fact is on file already, else the refs it may contradict.
@@ -313,7 +219,7 @@ class Saver:
         key = fact_key(sentence)
 
         def insert(text: str) -> Edit[Receipt]:
-            earlier = self._replayed(request_id, asked) if request_id is not None else None
+            earlier = self.replays.replayed(request_id, asked) if request_id is not None else None
             if earlier is not None:
                 raise _Answered(earlier)
             parsed = markdown.parse(text if text.strip() else template_text(name))
@@ -343,7 +249,7 @@ class Saver:
                 log.warning("saved, but its ref %s was not recorded as handed out (%s)", written.detail.ref, exc)
                 unrecorded.append(f"its ref was not recorded as handed out ({exc})")
             if request_id is not None:
-                unrecorded.extend(filter(None, [self._remember(request_id, written.detail, asked)]))
+                unrecorded.extend(filter(None, [self.replays.remember(request_id, written.detail, asked)]))
 
         try:
             written = self.writer.edit(rel, insert, cause=Cause.SAVE, on_commit=remember)
@@ -398,9 +304,3 @@ class _Answered(Exception):
     def __init__(self, receipt: Receipt) -> None:
         super().__init__(receipt.message)
         self.receipt = receipt
-
-
-def _as_replay(earlier: dict[str, Any]) -> Receipt:
-    """The stored receipt of an earlier call with the same request_id, marked as a replay."""
-    message = f"Replayed: an earlier call with this request_id did this. {earlier['message']}"
-    return Receipt(**{**earlier, "replayed": True, "message": message})

@@ -1,32 +1,26 @@
-"""The fact-level full-text index. Only it and `segments` import whoosh (besides the shared stemmer)."""
+"""The fact-level full-text index: what is written to it and what is read from it.
+
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`) and by the shared stemmers.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import pickle
 import shutil
-import struct
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TypeVar
 
-from tenacity import (
-    Retrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.filedb.filetables import FileFormatError
 from whoosh.searching import Hit
 from whoosh.writing import IndexingError
 
-from wolfmem.errors import DatabaseDamaged, IndexDamaged, IndexUnavailable, VaultBusy, storage_error
+from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
+from wolfmem.search.folder import IndexFolder
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
     BulkPart,
@@ -38,185 +32,56 @@ from wolfmem.search.schema import (
     filter_query,
     hit,
     split_sources,
-    whoosh_schema,
 )
-from wolfmem.search.segments import (
-    WORKER_SCRATCH,
-    MappedStorage,
-    open_searcher,
-    refreshed,
-)
+from wolfmem.search.segments import WORKER_SCRATCH
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
-from wolfmem.storage.db import ASIDE, move_aside
 
 log = logging.getLogger(__name__)
 
 Part = TypeVar("Part", bound=BulkPart)
 
-# 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
-# is split into words.
-SCHEMA_VERSION = 9
-_VERSION_FILE = "wolfmem-schema.json"
-_CATALOG_FILE = "catalog.sqlite"
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
 _ORPHAN_SLACK = 5
-_OPEN_ATTEMPTS = 25
-# What an open raises while another process's commit replaces the table of contents: 2 ms, doubling to
-# 100 ms, 25 attempts (about 2 s) before the index counts as unavailable.
-_VANISHED = (FileNotFoundError, whoosh_index.EmptyIndexError)
-_OPEN_RETRY = Retrying(
-    retry=retry_if_exception_type(_VANISHED),
-    stop=stop_after_attempt(_OPEN_ATTEMPTS),
-    wait=wait_exponential(multiplier=0.002, max=0.1),
-    reraise=True,
-)
 _POOL_MB = 16
-# What Whoosh raises when it reads damaged files (as opposed to files another process is replacing).
-_CORRUPT = (
-    whoosh_index.IndexError, TypeError, ValueError, EOFError, struct.error, pickle.UnpicklingError, FileFormatError,
-)
 
 
 class FactIndex:
-    """A Whoosh index of facts that rebuilds itself when missing, corrupt or of an old schema."""
+    """A Whoosh index of facts; its folder (`IndexFolder`) rebuilds itself when missing, corrupt or of an old schema."""
 
     def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
-        self.directory = directory
-        self._ix: whoosh_index.Index | None = None
-        self._identity: tuple[int, int] | None = None
-        self._searcher = None
+        self._folder = IndexFolder(directory, lock)
         self.analyzer = fact_analyzer()
-        # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
-        self._lock = lock or contextlib.nullcontext
-        self.catalog: Catalog | None = None
-        self._pinned = None
-        # Why the index on disk was found damaged, if it was: it is moved aside, not deleted.
-        self._damage: str | None = None
 
-    # -- lifecycle ------------------------------------------------------------
+    # -- lifecycle (the folder's) ---------------------------------------------
+    @property
+    def directory(self) -> Path:
+        """The index folder."""
+        return self._folder.directory
+
+    @property
+    def catalog(self) -> Catalog | None:
+        """Where each fact stands (its line and digest) and what the index last saw of each file."""
+        return self._folder.catalog
+
     def open(self) -> None:
         """Open the index, creating an empty one when it is missing or unusable."""
-        if self._ix is not None:
-            if self._marker_identity() == self._identity:
-                return
-            # Deleted or rebuilt underneath us (by the user or another process): let go of it.
-            log.warning("index at %s was deleted or rebuilt; reopening it", self.directory)
-            self.close()
-        if self._open_existing():
-            return
-        with self._lock():
-            if self._open_existing():  # another process rebuilt it while we waited
-                return
-            if self.directory.exists():
-                log.warning("index at %s is corrupt or of an old schema; rebuilding it", self.directory)
-            else:
-                log.info("creating the index at %s", self.directory)
-            self._create()
-
-    def _marker_identity(self) -> tuple[int, int] | None:
-        try:
-            stat = (self.directory / _VERSION_FILE).stat()
-        except OSError:
-            return None
-        return stat.st_ino, stat.st_mtime_ns
-
-    def _open_existing(self) -> bool:
-        """Open the index if its schema marker is current and Whoosh can read it."""
-        identity = self._marker_identity()
-        try:
-            version = json.loads((self.directory / _VERSION_FILE).read_text())["schema"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return False
-        if version != SCHEMA_VERSION:
-            return False
-        try:
-            ix = self._retry(lambda: MappedStorage(str(self.directory)).open_index())
-            # Opening a searcher reads every segment, so damaged segment files show up here too.
-            searcher = self._retry(lambda: open_searcher(ix, FIELD_WEIGHTS))
-        except IndexUnavailable:
-            return False
-        except (OSError, *_CORRUPT) as exc:
-            log.warning("index at %s is corrupt (%s: %s)", self.directory, type(exc).__name__, exc)
-            self._damage = f"{type(exc).__name__}: {exc}"
-            return False
-        try:
-            catalog = Catalog(self.directory / _CATALOG_FILE)
-        except DatabaseDamaged as exc:
-            searcher.close()
-            self._damage = str(exc)
-            return False
-        self._ix, self._searcher, self._identity, self.catalog = ix, searcher, identity, catalog
-        return True
-
-    def _create(self) -> None:
-        try:
-            self._make()
-        except OSError as exc:
-            raise storage_error(exc, "create the index at", self.directory) from None
-
-    def _make(self) -> None:
-        if self.directory.exists() and self._damage:
-            self._set_aside()
-        if self.directory.exists():
-            shutil.rmtree(self.directory, ignore_errors=True)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._ix = MappedStorage(str(self.directory)).create_index(whoosh_schema())
-        self.catalog = Catalog(self.directory / _CATALOG_FILE)
-        # The marker comes last: an index without it is unfinished and gets rebuilt.
-        (self.directory / _VERSION_FILE).write_text(json.dumps({"schema": SCHEMA_VERSION}))
-        self._identity = self._marker_identity()
-
-    def _set_aside(self) -> None:
-        """Move a damaged index aside for a look (only the newest such copy is kept: the files can rebuild it)."""
-        for old in self.directory.parent.glob(f"{self.directory.name}.{ASIDE}-*"):
-            shutil.rmtree(old, ignore_errors=True)
-        aside = move_aside(self.directory)
-        log.warning("the index was damaged (%s); moved it aside to %s and rebuilt it from the files",
-                    self._damage, aside)
-        self._damage = None
-
-    def _rebuild_damaged(self, damage: str) -> None:
-        """Start over from an empty index after finding it damaged while in use (the next sync fills it)."""
-        with self._lock():
-            self.close()
-            if self._marker_identity() == self._identity:  # not already rebuilt by another process
-                self._damage = damage
-                self._create()
-        self.open()
-
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[None]:
-        """Whoosh work that meets damaged segment files moves the index aside and raises IndexDamaged.
-
-        Opening a searcher reads each segment's terms, not its postings or field lengths: a postings
-        file cut short shows up only when a search or a deletion reads it.
-        """
-        try:
-            yield
-        except _CORRUPT as exc:
-            damage = f"{type(exc).__name__}: {exc}"
-            self._rebuild_damaged(damage)
-            raise IndexDamaged(f"the search index was damaged ({damage}); it was moved aside and is "
-                               "rebuilt from the files at the next sync") from exc
+        self._folder.open()
 
     def reset(self) -> None:
         """Drop everything and start from an empty index (the caller re-indexes)."""
-        self.close()
-        self._create()
+        self._folder.reset()
 
     def release_readers(self) -> None:
         """Close the cached searcher (its segment readers); the next read opens a fresh one."""
-        if self._searcher is not None:
-            self._searcher.close()
-            self._searcher = None
+        self._folder.release_readers()
 
     def close(self) -> None:
         """Release the searcher and the index handle."""
-        self.release_readers()
-        if self.catalog is not None:
-            self.catalog.close()
-            self.catalog = None
-        self._ix = None
+        self._folder.close()
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Within this block every read uses one searcher, checked for freshness once on entry."""
+        return self._folder.snapshot()
 
     # -- writing --------------------------------------------------------------
     def manifest(self) -> dict[str, ManifestEntry]:
@@ -226,7 +91,7 @@ class FactIndex:
         try:
             return self.catalog.manifest()
         except DatabaseDamaged as exc:
-            self._rebuild_damaged(str(exc))  # every sync starts here, so the index heals at the next search
+            self._folder.rebuild_damaged(str(exc))  # every sync starts here, so the index heals at the next search
         assert self.catalog is not None
         return self.catalog.manifest()
 
@@ -242,7 +107,7 @@ class FactIndex:
         catalog. The Whoosh commit comes first, so the catalog never claims facts the index lacks.
         """
         self.open()
-        assert self._ix is not None and self.catalog is not None
+        assert self._folder.ix is not None and self.catalog is not None
         removed = set(removed)
         stale: set[str] = set()
         added: list[FactDoc] = []
@@ -266,13 +131,13 @@ class FactIndex:
         self.catalog.commit(changes, rows)
 
     def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
-        assert self._ix is not None
+        assert self._folder.ix is not None
         try:
             # Segments as separate files: a reader then opens them in place, where a compound segment is
             # copied into memory whole by every reader that opens it (13 ms and megabytes at 100k facts).
             # A small posting pool: Whoosh spills a bigger batch to disk rather than growing the process
             # (its default 128 MB pool left a daemon at 300 MB after one in-process sync of 12k facts).
-            writer = self._ix.writer(timeout=30.0, compound=False, limitmb=_POOL_MB)
+            writer = self._folder.ix.writer(timeout=30.0, compound=False, limitmb=_POOL_MB)
         except whoosh_index.LockError:
             # Index writes happen under the vault lock, so a live process holds this one by mistake.
             raise VaultBusy(f"the index at {self.directory} stayed locked for 30 s; try again") from None
@@ -281,7 +146,7 @@ class FactIndex:
             # frames lets go of it now, not at some later garbage collection.
             traceback.clear_frames(exc.__traceback__)
             raise storage_error(exc, "write the index at", self.directory) from None
-        with self._reading():  # a deletion and a merge read the segments already there
+        with self._folder.reading():  # a deletion and a merge read the segments already there
             try:
                 gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
                 if gone:
@@ -302,9 +167,9 @@ class FactIndex:
         Files a part indexed lose their old facts; files it found gone (entry None) are dropped.
         """
         self.open()
-        assert self._ix is not None and self.catalog is not None
-        writer = self._ix.writer(timeout=30.0, compound=False)
-        with self._reading():  # deleting the files' old facts reads the postings already there
+        assert self._folder.ix is not None and self.catalog is not None
+        writer = self._folder.ix.writer(timeout=30.0, compound=False)
+        with self._folder.reading():  # deleting the files' old facts reads the postings already there
             try:
                 parts = build()
                 rows = {path: part_rows for part in parts for path, part_rows in part.rows.items()}
@@ -344,9 +209,9 @@ class FactIndex:
             for field, weight in weights.items()
             if weight > 0
         ]
-        searcher = self._current_searcher()
+        searcher = self._folder.current_searcher()
         query = wq.Or(clauses)
-        with self._reading():
+        with self._folder.reading():
             return self._search(searcher, query, filters, limit)
 
     def _search(self, searcher, query: wq.Or, filters: Filters, limit: int) -> list[IndexHit]:
@@ -373,66 +238,29 @@ class FactIndex:
 
     def count(self) -> int:
         """How many facts the index holds."""
-        with self._reading():
-            return self._current_searcher().doc_count()
+        with self._folder.reading():
+            return self._folder.current_searcher().doc_count()
 
     def doc_frequency(self, field: str, term: str) -> int:
         """How many facts hold a term in a field."""
-        with self._reading():
-            return self._current_searcher().doc_frequency(field, term)
+        with self._folder.reading():
+            return self._folder.current_searcher().doc_frequency(field, term)
 
     def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
         """Every stored fact passing the filters, in no particular order."""
-        with self._reading():
-            hits = self._current_searcher().search(filter_query(filters) or wq.Every(), limit=None)
+        with self._folder.reading():
+            hits = self._folder.current_searcher().search(filter_query(filters) or wq.Every(), limit=None)
             placed = self._placed([(result, 0.0) for result in hits])
         yield from placed
 
     def first_facts(self, filters: Filters, limit: int) -> list[IndexHit]:
         """The first facts passing the filters in date, file and line order."""
         # Lines live in the catalog, not in Whoosh, so the order within a file is made after the search.
-        with self._reading():
-            hits = self._current_searcher().search(
+        with self._folder.reading():
+            hits = self._folder.current_searcher().search(
                 filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
             placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
-
-    @contextlib.contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """Within this block every read uses one searcher, checked for freshness once on entry.
-
-        A search asks the index many small questions (counts, term frequencies, hits); checking
-        the disk for another process's commit before each of them would cost more than the search.
-        """
-        if self._pinned is not None:
-            yield
-            return
-        self._pinned = self._current_searcher()
-        try:
-            yield
-        finally:
-            self._pinned = None
-
-    def _current_searcher(self):
-        """A searcher that sees the latest commit, from any process."""
-        if self._pinned is not None:
-            return self._pinned
-        self.open()
-        assert self._ix is not None
-        with self._reading():  # another process's commit may bring a damaged segment
-            if self._searcher is not None and not self._retry(self._searcher.up_to_date):
-                self._searcher = self._retry(lambda: refreshed(self._ix, self._searcher, FIELD_WEIGHTS))
-            if self._searcher is None:
-                self._searcher = self._retry(lambda: open_searcher(self._ix, FIELD_WEIGHTS))
-        return self._searcher
-
-    @staticmethod
-    def _retry(opener):
-        """Run an open that may race another process's commit (Whoosh's _MAIN_N.toc vanishes briefly)."""
-        try:
-            return _OPEN_RETRY(opener)
-        except _VANISHED as exc:
-            raise IndexUnavailable(f"the search index cannot be opened: {exc}; run `wolfmem reindex`") from None
 
 
 def _abandon(writer) -> None:
@@ -452,6 +280,3 @@ def _abandon(writer) -> None:
             lock.release()
     with contextlib.suppress(OSError):
         writer._tempstorage.destroy()
-
-
-

@@ -8,7 +8,8 @@ from typing import Any
 
 from wolfmem import limits
 from wolfmem.errors import UsageError
-from wolfmem.memory.facade import Hit, Memory
+from wolfmem.memory.facade import Memory
+from wolfmem.memory.searching import Hit
 from wolfmem.tools.outputs import search_hit
 
 BATCH_LIMIT = 5

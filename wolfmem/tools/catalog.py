@@ -11,8 +11,10 @@ from typing import Any
 
 from wolfmem import limits
 from wolfmem.memory.episodes import MAX_BULLETS
-from wolfmem.memory.facade import MAX_LIMIT, SOURCES, Memory
+from wolfmem.memory.facade import Memory
 from wolfmem.memory.saving import TYPE_ALIASES
+from wolfmem.memory.searching import MAX_LIMIT
+from wolfmem.storage.vault import SOURCES
 from wolfmem.tools import outputs as tool_outputs
 from wolfmem.tools.calls import (
     BATCH_LIMIT,

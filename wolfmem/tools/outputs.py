@@ -15,9 +15,9 @@ from typing_extensions import TypedDict
 
 from wolfmem.memory.corrections import Correction
 from wolfmem.memory.episodes import LogReceipt
-from wolfmem.memory.facade import Hit
+from wolfmem.memory.receipts import Receipt
 from wolfmem.memory.refs import Excerpt
-from wolfmem.memory.saving import Receipt
+from wolfmem.memory.searching import Hit
 
 
 class SearchHit(TypedDict):

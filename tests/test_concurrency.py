@@ -8,6 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 from wolfmem import Config, Memory
@@ -51,6 +52,7 @@ def spawn(script: str, *args: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_two_writers_and_a_reader(vault: Path, tmp_path: Path) -> None:
     state = str(tmp_path / "wolfmem-state")
     stop = tmp_path / "stop"

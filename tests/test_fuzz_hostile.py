@@ -281,6 +281,7 @@ def check(memory: Memory, label: str, action: Callable[[Memory], object]) -> Non
         assert vault_bytes(memory.vault.root) == before, f"{label} was refused but changed the vault"
 
 
+@pytest.mark.slow
 def test_hostile_calls_only_raise_wolfmem_errors_and_change_nothing_when_refused(
     hostile_vault: tuple[Memory, Path],
 ) -> None:
@@ -307,6 +308,7 @@ def cli_calls(draw: st.DrawFn) -> list[str]:
     return [command, *draw(st.lists(CLI_ARGS, max_size=5))]
 
 
+@pytest.mark.slow
 def test_hostile_command_lines_exit_cleanly_and_change_nothing_when_refused(
     hostile_vault: tuple[Memory, Path],
 ) -> None:

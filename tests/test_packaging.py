@@ -12,6 +12,7 @@ import tomllib
 from importlib.metadata import metadata, packages_distributions
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
@@ -70,6 +71,7 @@ def test_license_is_an_spdx_expression_with_its_file() -> None:
     assert metadata("wolfmem")["License-Expression"] == "MIT"
 
 
+@pytest.mark.slow
 def test_first_set_up_says_what_it_does_and_prints_no_warnings(tmp_path: Path) -> None:
     """A fresh clone's first `bootstrap.sh` (what run.sh and test.sh call), for real: venv, pip, install."""
     clone = tmp_path / "clone"

@@ -92,6 +92,7 @@ def tool_call_reply() -> Reply:
 
 
 @pytest.mark.parametrize("block", RUN, ids=lambda block: block.id)
+@pytest.mark.slow
 def test_block_runs(block: Block, home: dict[str, str], tmp_path: Path) -> None:
     if block.language == "json":
         json.loads(block.code)

@@ -86,6 +86,7 @@ def test_search_plain_and_json(ro_vault: Path) -> None:
     assert hits[0]["date"] == "2026-03-04"
 
 
+@pytest.mark.slow
 def test_search_filters_and_no_match(ro_vault: Path) -> None:
     hits = json.loads(ok("search", "Tom", "--source", "episodes", "--json", "--vault", str(ro_vault)).stdout)
     assert {h["source"] for h in hits} == {"episodes"}
@@ -115,12 +116,14 @@ def test_misuse_exits_2(ro_vault: Path, args: tuple[str, ...]) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_bad_arguments_exit_2(ro_vault: Path) -> None:
     assert run_cli("search", "--vault", str(ro_vault)).returncode == 2
     assert run_cli("search", "Tom", "--limit", "many", "--vault", str(ro_vault)).returncode == 2
     assert run_cli("no-such-command").returncode == 2
 
 
+@pytest.mark.slow
 def test_failed_operation_exits_1(ro_vault: Path) -> None:
     result = run_cli("get", "knowledge/nope.md", "--vault", str(ro_vault))
     assert result.returncode == 1
@@ -129,6 +132,7 @@ def test_failed_operation_exits_1(ro_vault: Path) -> None:
     assert result.returncode == 1 and "Sarah" in result.stderr
 
 
+@pytest.mark.slow
 def test_get_plain_and_json(ro_vault: Path) -> None:
     assert ok("get", "file:knowledge/people.md#Sarah", "--vault", str(ro_vault)).stdout == (
         "## Sarah (Manager)\n\n- Sarah is my manager at Acme.\n- She prefers async updates over meetings.\n\n"
@@ -154,6 +158,7 @@ def test_commands_refuse_a_folder_that_is_not_a_vault(tmp_path: Path, command: s
     assert not typo.exists()
 
 
+@pytest.mark.slow
 def test_freshness_edit_without_a_daemon_is_found_by_a_new_process(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     ok("init", "--vault", str(vault))
@@ -322,6 +327,7 @@ def test_daemon_never_creates_a_vault_at_a_mistyped_path(tmp_path: Path, monkeyp
     assert not (tmp_path / "notes").exists()
 
 
+@pytest.mark.slow
 def test_run_sh_passes_the_vault_through_and_refuses_a_typo(tmp_path: Path) -> None:
     typo = tmp_path / "agnet"
     result = subprocess.run(["bash", str(REPO / "scripts/run.sh"), "--vault", str(typo)],
@@ -357,6 +363,7 @@ def vault_made_by_hand(isolated_env: Path) -> Path:
     return knowledge.parent
 
 
+@pytest.mark.slow
 def test_daemon_logs_to_its_vaults_own_file_with_each_jobs_duration_and_outcome(vault_made_by_hand, daemon) -> None:
     proc, vault = daemon
     assert vault == vault_made_by_hand

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from conftest import run_cli
 from recoverykit import forget_and_edit, saved_version
 
 from wolfmem import Memory
 
 
+@pytest.mark.slow
 def test_the_cli_shows_diffs_and_brings_back_lines(vault: Path) -> None:
     with Memory(vault) as memory:
         path, version = saved_version(memory)

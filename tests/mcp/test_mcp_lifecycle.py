@@ -89,6 +89,7 @@ def test_a_cancelled_save_writes_nothing_and_a_retry_saves(home: Path) -> None:
         assert people(home).count(FACT) == 1
 
 
+@pytest.mark.slow
 def test_a_cancelled_search_stops_at_a_checkpoint_and_other_calls_go_on(home: Path) -> None:
     with spawn(home / "vault", home / "state", home / "server.err") as client:
         client.text("memory_map", {})
@@ -106,6 +107,7 @@ def test_a_cancelled_search_stops_at_a_checkpoint_and_other_calls_go_on(home: Pa
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to see the process end")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.slow
 def test_a_signal_stops_the_server_with_stdin_still_open_and_a_save_in_flight_unwritten(
     home: Path, signum: signal.Signals
 ) -> None:
@@ -123,6 +125,7 @@ def test_a_signal_stops_the_server_with_stdin_still_open_and_a_save_in_flight_un
     assert FACT not in people(home)
 
 
+@pytest.mark.slow
 def test_eof_ends_the_server_while_a_call_runs_and_the_save_is_whole_or_absent(home: Path) -> None:
     with ExitStack() as lock, spawn(home / "vault", home / "state", home / "server.err") as client:
         client.text("memory_map", {})
@@ -138,6 +141,7 @@ def test_eof_ends_the_server_while_a_call_runs_and_the_save_is_whole_or_absent(h
 
 
 @pytest.mark.parametrize("stdin_first", [False, True], ids=["reply-to-a-closed-pipe", "eof-first"])
+@pytest.mark.slow
 def test_a_client_killed_mid_call_is_a_normal_end(home: Path, stdin_first: bool) -> None:
     from mcpclient import spawn_raw
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcpclient import RawServer, spawn_raw
 
 from wolfmem import Config, Memory
@@ -20,6 +21,7 @@ def messages(server: RawServer, count: int) -> list[dict[str, Any]]:
     return [server.reply(timeout=10) for _ in range(count)]
 
 
+@pytest.mark.slow
 def test_a_2026_client_subscribes_with_listen_and_hears_of_changes(tmp_path: Path) -> None:
     Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))).close()
     with spawn_raw(tmp_path / "vault", tmp_path / "state", tmp_path / "server.err", initialize=False) as server:
@@ -43,6 +45,7 @@ def test_a_2026_client_subscribes_with_listen_and_hears_of_changes(tmp_path: Pat
         assert "Tom Lee plays chess." in called["result"]["content"][0]["text"]
 
 
+@pytest.mark.slow
 def test_listening_to_a_resource_outside_the_vault_is_refused(tmp_path: Path) -> None:
     Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))).close()
     with spawn_raw(tmp_path / "vault", tmp_path / "state", tmp_path / "server.err", initialize=False) as server:

@@ -169,6 +169,7 @@ def test_the_openai_dispatcher_updates_and_forgets(memory: Memory) -> None:
     assert "reason" in refused
 
 
+@pytest.mark.slow
 def test_cli_update_forget_and_restore(vault: Path) -> None:
     saved = run_cli("save", "Sarah is my manager.", "--type", "people", "--vault", str(vault), "--json")
     ref = json.loads(saved.stdout)["ref"]

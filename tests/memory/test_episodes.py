@@ -131,6 +131,7 @@ with Memory(sys.argv[1]) as memory:
 """
 
 
+@pytest.mark.slow
 def test_title_is_written_once_with_concurrent_writers(vault: Path) -> None:
     workers, entries = 4, 15
     procs = [

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from wolfmem.core.markdown import parse
 from wolfmem.storage.vault import CURATED
 
@@ -65,6 +67,7 @@ for n in range(count):
 """
 
 
+@pytest.mark.slow
 def test_concurrent_savers_and_an_editor_lose_nothing(vault: Path) -> None:
     env = dict(os.environ)
     rewriter = subprocess.Popen(

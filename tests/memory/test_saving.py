@@ -468,6 +468,7 @@ def _editor_append(path: Path, line: str, by_rename: bool) -> None:
         expected, base = found
 
 
+@pytest.mark.slow
 def test_concurrent_editor_writes_are_never_clobbered(memory: Memory, vault: Path) -> None:
     """An "editor" thread keeps appending its own lines, in place and by rename, while saves happen."""
     path = vault / "knowledge" / "technical.md"
@@ -529,6 +530,7 @@ def test_changed_values_are_saved_beside_the_older_fact(memory: Memory, vault: P
     assert _bullets(vault, "projects")[-2:] == [first, again]
 
 
+@pytest.mark.slow
 def test_cli_save_of_a_reordered_list_is_a_duplicate(tmp_path: Path) -> None:
     vault = str(tmp_path / "vault")
     assert run_cli("init", "--vault", vault).returncode == 0
@@ -595,6 +597,7 @@ def test_fact_is_filed_under_a_wikilink_heading(memory: Memory, vault: Path, fac
     assert sum(line.startswith("## ") for line in lines) == 3 + (section == "Unfiled")
 
 
+@pytest.mark.slow
 def test_cli_topic_and_wikilink_heading_then_curation_joins_a_bare_name(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     people = vault / "knowledge" / "people.md"

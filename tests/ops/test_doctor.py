@@ -68,6 +68,7 @@ def test_the_default_vault_not_yet_created_is_only_a_warning() -> None:
     assert checks["vault"]["status"] == "warning" and "wolfmem init" in checks["vault"]["fix"]
 
 
+@pytest.mark.slow
 def test_files_the_index_skips_are_a_warning(vault: Path) -> None:
     (vault / "knowledge/latin1.md").write_bytes("- café\n".encode("latin-1"))
     run_cli("reindex", "--vault", str(vault))
@@ -76,6 +77,7 @@ def test_files_the_index_skips_are_a_warning(vault: Path) -> None:
     assert checks["index"]["status"] == "warning" and "knowledge/latin1.md" in checks["index"]["detail"]
 
 
+@pytest.mark.slow
 def test_the_llm_is_pinged_and_a_dead_endpoint_fails(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WOLFMEM_LLM_MODEL", "fake-model")
     monkeypatch.setenv("WOLFMEM_LLM_MAX_RETRIES", "0")
@@ -95,6 +97,7 @@ def test_the_llm_is_pinged_and_a_dead_endpoint_fails(vault: Path, monkeypatch: p
     assert checks["vault"]["status"] == "ok", "one failure does not stop the other checks"
 
 
+@pytest.mark.slow
 def test_the_lease_names_the_machine_that_curates(vault: Path) -> None:
     lease = vault / ".wolfmem/lease.json"
     lease.parent.mkdir(exist_ok=True)

@@ -144,6 +144,7 @@ def cli_unit(isolated_env: Path) -> Path:
     return isolated_env / "config" / "systemd" / "user" / "wolfmem.service"
 
 
+@pytest.mark.slow
 def test_cli_install_status_uninstall(systemctl: Path, isolated_env: Path, monkeypatch) -> None:
     installed = run_cli("service", "install")
     assert installed.returncode == 0, installed.stderr

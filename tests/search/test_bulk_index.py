@@ -32,6 +32,7 @@ def snapshot(memory: Memory) -> tuple[set[tuple[str, int, str, str, str]], dict[
     return facts, memory.syncer.skipped()
 
 
+@pytest.mark.slow
 def test_workers_build_the_same_index_as_one_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_vault(tmp_path / "vault")
     with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "serial"))) as memory:

@@ -148,6 +148,7 @@ ROUNDS = 60
 
 
 @pytest.mark.parametrize("writer", ["editor", "wolfmem"])
+@pytest.mark.slow
 def test_write_then_search_across_processes_never_reads_stale(
     vault: Path, config: Config, tmp_path: Path, writer: str
 ) -> None:

@@ -129,6 +129,7 @@ def test_similar_facts_only_propose_dedup_candidates_relate_decides(hybrid: Memo
     assert hybrid.save("Sarah adopted a kitten named Tom in 2021.", type="people").status == "duplicate"
 
 
+@pytest.mark.slow
 def test_reindex_and_status_from_the_cli_and_another_process_sees_the_vectors(
     vault: Path, hybrid_config: Config, embed_server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +152,7 @@ def test_reindex_and_status_from_the_cli_and_another_process_sees_the_vectors(
     assert "Embeddings not updated" in result.stdout and "HTTP 503" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_daemon_embeds_new_facts_in_the_background(
     tmp_path: Path, hybrid_config: Config, embed_server, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -191,6 +191,7 @@ def test_a_backup_over_a_bak_link_replaces_the_link_never_writes_through_it(link
     assert (outside / "secret.md").read_text("utf-8") == OUTSIDE_TEXT
 
 
+@pytest.mark.slow
 def test_cli_diff_restore_and_status_over_links_out(linked: Memory, outside: Path) -> None:
     vault = str(linked.vault.root)
     before = outside_state(outside)

@@ -98,6 +98,7 @@ def test_get_never_returns_outside_content_while_a_file_is_swapped(memory: Memor
     assert seen["refused"] > 0 and seen["inside"] > 0, seen
 
 
+@pytest.mark.slow
 def test_search_never_indexes_outside_content_while_a_file_is_swapped(memory: Memory, outside_file: Path) -> None:
     target = memory.vault.root / "knowledge" / "swap.md"
     target.write_text(INSIDE, "utf-8")

@@ -244,6 +244,7 @@ def test_a_writer_paused_between_truncating_open_and_write_loses_nothing(
     wait_until(lambda: "merged back" in run_cli("status", "--vault", str(vault)).stdout)
 
 
+@pytest.mark.slow
 def test_cmd_appending_to_the_file_during_a_save_loses_nothing(
     vault: Path, daemon: subprocess.Popen[bytes],
 ) -> None:

@@ -61,6 +61,7 @@ def populated(vault: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> P
 
 @pytest.mark.parametrize("how", ["garbage", "pages", "foreign"])
 @pytest.mark.parametrize("name", DATABASES)
+@pytest.mark.slow
 def test_a_damaged_database_is_moved_aside_and_rebuilt(vault, config, populated, name, how):
     state = populated
     damage(state / name, how)
@@ -89,6 +90,7 @@ def test_a_damaged_database_is_moved_aside_and_rebuilt(vault, config, populated,
             assert any(hit.text == fact for hit in memory.search(fact, limit=3)), fact
 
 
+@pytest.mark.slow
 def test_damage_found_while_open_heals_at_the_next_call(vault, config, populated):
     with Memory(vault, config) as memory:
         assert memory.search("Priya")
@@ -104,6 +106,7 @@ def test_damage_found_while_open_heals_at_the_next_call(vault, config, populated
         assert list(memory.vault.state_dir.glob(f"index.{ASIDE}-*"))
 
 
+@pytest.mark.slow
 def test_an_old_damaged_index_copy_is_replaced_by_the_newest(vault, config, populated):
     state = populated
     for _ in range(2):

@@ -102,6 +102,7 @@ def test_a_full_state_folder_fails_clearly_loses_nothing_and_catches_up(tmp_path
             assert memory.save("Fay leads the platform team.", "people").status == "saved"
 
 
+@pytest.mark.slow
 def test_a_failed_index_commit_leaves_no_write_lock_behind(tmp_path, monkeypatch):
     with small_disk(tmp_path / "disk", "16m") as disk:
         config = Config(state_dir=str(disk / "state"))
@@ -162,6 +163,7 @@ def test_a_read_only_vault_refuses_writes_and_serves_reads(tmp_path, config, mon
             assert searchable(memory, FACTS[1])
 
 
+@pytest.mark.slow
 def test_a_read_only_state_folder_serves_reads_refuses_writes_and_recovers(tmp_path, monkeypatch):
     with small_disk(tmp_path / "disk", "8m") as disk:
         config = Config(state_dir=str(disk / "state"))

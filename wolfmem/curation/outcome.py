@@ -99,7 +99,7 @@ def combined(before: FileOutcome | None, now: FileOutcome) -> FileOutcome:
 
     status = max(before, now, key=weight).status if weight(before) != weight(now) else now.status
     return FileOutcome(status, before.reasons + now.reasons, before.changes + now.changes,
-                       now.revision or before.revision, before.archived + now.archived)
+                       now.revision or before.revision, before.archived + now.archived, before.added + now.added)
 
 
 def run_status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) -> str:

@@ -25,6 +25,7 @@ from typing import Any
 from wolfmem.config import Config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.curation.budget import window_start
 from wolfmem.curation.contract import (
     CurationRequest,
     Curator,
@@ -42,13 +43,13 @@ from wolfmem.curation.coverage import (
     baseline,
     batches,
 )
-from wolfmem.curation.evidence import evidence_lines
 from wolfmem.curation.landing import (
     Rewrite,
-    RunEvidence,
     forgotten_facts,
     hand_lines_of,
     land_all,
+    new_hand_lines,
+    run_evidence,
 )
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
@@ -181,13 +182,16 @@ def run(
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
+    window = window_start(day)
     for number, batch in enumerate(rounds):
         inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
-        files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
+        added = coverage.added_since(window)
+        files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs, added)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:
             break
-        coverage = replace(coverage, files=_seen_files(coverage.files, inputs, files))
+        grown = {rel: outcome.added for rel, outcome in files.items() if outcome.status == "written"}
+        coverage = replace(coverage.grown(day_s, grown, window), files=_seen_files(coverage.files, inputs, files))
         settled = run_status(files, inputs.targets, dry_run) in SUCCESS
         if settled:
             coverage = coverage.consume(batch, day_s, logs, present)
@@ -228,7 +232,7 @@ def _day_after(through: str | None) -> date | None:
 
 def _round(
     services: VaultServices, curator: Curator, day: str, since: str, inputs: RoundInputs, dry_run: bool,
-    diffs: dict[str, str],
+    diffs: dict[str, str], added: dict[str, int],
 ) -> tuple[dict[str, FileOutcome], Proposal, str]:
     """One curator call over the files that need it, and what became of each file."""
     files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
@@ -248,13 +252,13 @@ def _round(
         error = str(exc)
         for rel in inputs.targets:
             files[rel] = FileOutcome("failed", [error])
-    files.update(_land(services, request, inputs, proposal, dry_run, diffs))
+    files.update(_land(services, request, inputs, proposal, dry_run, diffs, added))
     return files, proposal, error
 
 
 def _land(
     services: VaultServices, request: CurationRequest, inputs: RoundInputs, proposal: Proposal, dry_run: bool,
-    diffs: dict[str, str],
+    diffs: dict[str, str], added: dict[str, int],
 ) -> dict[str, FileOutcome]:
     """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
     outcomes: dict[str, FileOutcome] = {}
@@ -269,16 +273,17 @@ def _land(
         else:
             old_text, revision = inputs.files[rel]
             rewrites[rel] = Rewrite(old_text, revision, answer.content, answer.changes)
-    # What arrived since the last run backs a supersession: episode lines, saves and hand edits.
+    # Only what arrived since the last run is evidence: its episode lines, saves and new hand edits.
     texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
-    texts += [line for item in request.files.values() for line in item.hand_lines]
-    run_evidence = RunEvidence(evidence_lines(texts), request.forgotten)
+    read = {rel: text for rel, (text, _) in inputs.files.items()}
+    texts += [line for rel, text in read.items() for line in new_hand_lines(services, rel, text, request.since)]
+    evidence = run_evidence(services, texts, since=request.since, files=read, added=added)
     to_stage = []
-    for rel, (outcome, new_text) in land_all(services, rewrites, run_evidence, dry_run=dry_run).items():
+    for rel, (outcome, new_text) in land_all(services, rewrites, evidence, dry_run=dry_run).items():
         old_text, revision = inputs.files[rel]
         if outcome.status == "staged":
             to_stage.append(StagedRewrite(rel, request.day, revision, new_text, outcome.changes, outcome.reasons,
-                                          list(run_evidence.lines)))
+                                          list(evidence.lines)))
             outcome.reasons.append("staged for a person: `wolfmem curate apply --dry-run` shows it, "
                                    "`wolfmem curate apply` lands it")
         if dry_run and outcome.status in ("proposed", "staged"):

@@ -161,6 +161,8 @@ class Coverage:
     read: dict[str, str] = field(default_factory=dict)
     # Curated file -> day -> facts and sections curation added that day, for the 30-day growth budget.
     added: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Curated file -> the last day a run settled it (written or unchanged): later hand lines are new evidence.
+    settled: dict[str, str] = field(default_factory=dict)
 
     def pending(self, logs: Iterable[EpisodeLog], day: str) -> list[Entry]:
         """Entries not consumed yet in the logs filed up to `day`, oldest log first."""
@@ -203,7 +205,7 @@ class Coverage:
         """The file's text."""
         data = {"version": VERSION, "through": self.through, "files": dict(sorted(self.files.items())),
                 "episodes": dict(sorted(self.episodes.items())), "read": dict(sorted(self.read.items())),
-                "added": dict(sorted(self.added.items()))}
+                "added": dict(sorted(self.added.items())), "settled": dict(sorted(self.settled.items()))}
         return json.dumps(data, indent=1) + "\n"
 
 
@@ -261,6 +263,7 @@ def _parse(data: Any) -> Coverage:
     episodes = data.get("episodes") or {}
     read = data.get("read") or {}
     added = data.get("added") or {}
+    settled = data.get("settled") or {}
     if through is not None and not isinstance(through, str):
         raise TypeError("'through' is not a date")
     return Coverage(
@@ -269,4 +272,5 @@ def _parse(data: Any) -> Coverage:
         episodes={str(rel): [str(d) for d in digests] for rel, digests in episodes.items()},
         read={str(rel): str(rev) for rel, rev in read.items()},
         added={str(rel): {str(day): int(n) for day, n in days.items()} for rel, days in added.items()},
+        settled={str(rel): str(day) for rel, day in settled.items()},
     )

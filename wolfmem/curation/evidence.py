@@ -27,13 +27,16 @@ rewrite is staged for a person, never landed.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from wolfmem.core import markdown
-from wolfmem.core.compare import backs, carries, duplicates, fact_words
+from wolfmem.core.compare import backs, carries, duplicates, fact_words, same_subject
+from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import fact_key, normalise
+from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.budget import BUDGET_MAX, BUDGET_MIN, Growth, removal_budget, window_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
@@ -83,6 +86,7 @@ class Accounting:
     over_budget: str = ""
     listed: list[Change] = field(default_factory=list)  # changes made but not declared, for the log
     added: int = 0  # new facts and sections, for the growth window
+    failed: set[str] = field(default_factory=set)  # lines named by a refused claim: already explained why
 
 
 def evidence_lines(texts: Iterable[str]) -> tuple[str, ...]:
@@ -97,8 +101,9 @@ def evidence_lines(texts: Iterable[str]) -> tuple[str, ...]:
 
 
 def _quote(text: str) -> str:
-    flat = " ".join(text.split())
-    return repr(flat if len(flat) <= QUOTE_CHARS else flat[: QUOTE_CHARS - 1] + "…")
+    """A line for a reason: the reasons go into the curation log, which agents search, so quoted as untrusted."""
+    visible = "".join(c for c in text if unicodedata.category(c) != "Cf")  # a key split by a zero-width space
+    return repr("[withheld: looks like a secret]" if find_secret(visible) else quote_untrusted(text, QUOTE_CHARS))
 
 
 class _Explainer:
@@ -134,8 +139,10 @@ class _Explainer:
         if text_key(fact.text) in self.guards.hand:
             return (f"moves the hand-written line {_quote(fact.text)} from '## {fact.section}' to '## {section}'; "
                     "a line a person wrote never changes section by curation")
-        after = self.subject(section, fact.text)
-        if after == self.subject(fact.section, fact.text) or self.supported(fact.text, after):
+        after, before = self.subject(section, fact.text), self.subject(fact.section, fact.text)
+        # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more.
+        named = bool(before and after) and (before <= after or after <= before)
+        if named or after == before or self.supported(fact.text, after):
             return None
         return (f"moves {_quote(fact.text)} from '## {fact.section}' to '## {section}', another subject, "
                 "and nothing said since the last run backs it")
@@ -184,9 +191,11 @@ class _Explainer:
             if not carries(into_text, fact.text):
                 return f"merged into {_quote(into_text)}, which does not carry its content"
             return Departure(fact.text, fact.section, Reason.MERGED, why or "merged", into_text, subject=who)
+        if not same_subject(into_text, fact.text):
+            return f"superseded by {_quote(into_text)}, which is about something else"
         if not self.backed(into_text, fact.text, who):
-            return (f"superseded by {_quote(into_text)}, but no episode line, save or new hand edit since the "
-                    "last run about the same subject backs the new value")
+            return (f"superseded by {_quote(into_text)}, but no episode line, save or hand edit since the last run "
+                    "backs it (evidence must be new, about the same subject, and hold the new value)")
         return Departure(fact.text, fact.section, Reason.SUPERSEDED, why or "superseded", into_text, subject=who)
 
     def reworded(self, fact: markdown.Fact, candidates: Iterable[markdown.Fact]) -> markdown.Fact | None:
@@ -252,14 +261,16 @@ def account(
         if departure is not None:
             result.departures.append(departure)
         elif claims:
-            refused.append(f"drops a fact its change does not account for: {_quote(fact.text)} ({outcomes[0]})")
+            result.failed.update(text_key(_MARKER.sub("", change.new).strip()) for change in claims)
+            refused.append(f"drops a fact the change list does not account for: {_quote(fact.text)} ({outcomes[0]})")
         elif (same := explain.reworded(fact, fresh)) is not None:
             result.departures.append(Departure(fact.text, fact.section, Reason.MERGED,
                                                "reworded (not declared)", same.text, subject=who))
             result.listed.append(Change(ChangeKind.MERGED, (f"- {fact.text}",), f"- {same.text}",
                                         "reworded, saying the same (not declared)"))
         else:
-            refused.append(f"drops or changes a fact with no change that accounts for it: {_quote(fact.text)}")
+            refused.append(f"drops a fact the change list does not account for: {_quote(fact.text)} "
+                           "(a line changes only by a listed change, or by a rewording that says the same)")
     refused += _additions(explain, fresh, result)
     refused += _new_sections(old, new, result)
     result.reasons = refused[:MAX_REASONS] + (
@@ -281,8 +292,8 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
         incoming.add(text, text)
     reasons = []
     for fact in fresh:
-        if text_key(fact.text) in backed:
-            continue  # a supersession, backed by its own evidence
+        if text_key(fact.text) in backed | result.failed:
+            continue  # a supersession backed by its own evidence, or a refused claim's line (refused already)
         who = explain.subject(fact.section, fact.text)
         merged_from = sources.get(text_key(fact.text))
         if merged_from:

@@ -54,7 +54,7 @@ class RunEvidence:
     lines: tuple[str, ...] = ()
     forgotten: tuple[str, ...] = ()
     budget: bool = True  # False when a person lands what was staged
-    since: str | None = None  # the first day the run covers: older hand lines are not new evidence
+    since: Mapping[str, str] = field(default_factory=dict)  # per file: hand lines first seen earlier are not new
     files: Mapping[str, str] | None = None  # every curated file's text as the run read it (None: read the disk)
     removed: Mapping[str, int] = field(default_factory=dict)  # removal budget used per file in the window
     added: Mapping[str, int] = field(default_factory=dict)  # facts and sections added per file in the window
@@ -69,14 +69,14 @@ def forgotten_facts(services: VaultServices, records: list[ArchivedFact] | None 
 
 
 def run_evidence(
-    services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True, since: str | None = None,
+    services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True, since: Mapping[str, str] | None = None,
     files: Mapping[str, str] | None = None, added: Mapping[str, int] | None = None,
 ) -> RunEvidence:
     """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts and removals."""
     records = services.archive.records()
     start = window_start(services.clock().date())
     removed = {rel: removed_since(records, rel, start) for rel in CURATED_PATHS}
-    return RunEvidence(evidence_lines(texts), forgotten_facts(services, records), budget, since, files,
+    return RunEvidence(evidence_lines(texts), forgotten_facts(services, records), budget, dict(since or {}), files,
                        removed, dict(added or {}))
 
 
@@ -102,7 +102,7 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
     growth = Growth(config.curation_max_added_per_run, config.curation_max_added_per_month,
                     config.index_max_file_bytes, run.added.get(rel, 0), run.removed.get(rel, 0))
     return Safeguards(
-        evidence=run.lines + evidence_lines(new_hand_lines(services, rel, old_text, run.since)),
+        evidence=run.lines + evidence_lines(new_hand_lines(services, rel, old_text, run.since.get(rel))),
         protected=frozenset(recent | {fact_key(line) for line in hand_facts}),
         forgotten=run.forgotten,
         move_targets=frozenset(CURATED_PATHS) - {rel},

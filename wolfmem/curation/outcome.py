@@ -23,6 +23,9 @@ class RoundInputs:
     episodes: list[Episode]
     saves: list[SavedFact]
     targets: list[str]
+    added: dict[str, int] = field(default_factory=dict)  # facts and sections added per file in the last 30 days
+    # Per file: hand lines first seen from this day on are new evidence (a file never settled: all are).
+    fresh_since: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass

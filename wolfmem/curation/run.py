@@ -76,6 +76,7 @@ from wolfmem.storage.vault import (
 )
 
 log = logging.getLogger(__name__)
+_UNCHANGED = FileOutcome("unchanged")
 
 
 def make_curator(config: Config) -> Curator:
@@ -185,13 +186,17 @@ def run(
     window = window_start(day)
     for number, batch in enumerate(rounds):
         inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
-        added = coverage.added_since(window)
-        files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs, added)
+        inputs.added = coverage.added_since(window)
+        # A hand line is evidence once: in the runs up to the one that settles its file.
+        inputs.fresh_since = {rel: (_day_after(d) or day).isoformat() for rel, d in coverage.settled.items()}
+        files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:
             break
         grown = {rel: outcome.added for rel, outcome in files.items() if outcome.status == "written"}
-        coverage = replace(coverage.grown(day_s, grown, window), files=_seen_files(coverage.files, inputs, files))
+        done = {rel: day_s for rel in inputs.files if files.get(rel, _UNCHANGED).status in ("written", "unchanged")}
+        coverage = replace(coverage.grown(day_s, grown, window), files=_seen_files(coverage.files, inputs, files),
+                           settled={**coverage.settled, **done})
         settled = run_status(files, inputs.targets, dry_run) in SUCCESS
         if settled:
             coverage = coverage.consume(batch, day_s, logs, present)
@@ -232,7 +237,7 @@ def _day_after(through: str | None) -> date | None:
 
 def _round(
     services: VaultServices, curator: Curator, day: str, since: str, inputs: RoundInputs, dry_run: bool,
-    diffs: dict[str, str], added: dict[str, int],
+    diffs: dict[str, str],
 ) -> tuple[dict[str, FileOutcome], Proposal, str]:
     """One curator call over the files that need it, and what became of each file."""
     files = {rel: FileOutcome("skipped", [reason]) for rel, reason in inputs.unreadable.items()}
@@ -252,13 +257,13 @@ def _round(
         error = str(exc)
         for rel in inputs.targets:
             files[rel] = FileOutcome("failed", [error])
-    files.update(_land(services, request, inputs, proposal, dry_run, diffs, added))
+    files.update(_land(services, request, inputs, proposal, dry_run, diffs))
     return files, proposal, error
 
 
 def _land(
     services: VaultServices, request: CurationRequest, inputs: RoundInputs, proposal: Proposal, dry_run: bool,
-    diffs: dict[str, str], added: dict[str, int],
+    diffs: dict[str, str],
 ) -> dict[str, FileOutcome]:
     """Turn the answers into outcomes: rewrites validated together and landed, or staged, unless a dry run."""
     outcomes: dict[str, FileOutcome] = {}
@@ -276,8 +281,9 @@ def _land(
     # Only what arrived since the last run is evidence: its episode lines, saves and new hand edits.
     texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
     read = {rel: text for rel, (text, _) in inputs.files.items()}
-    texts += [line for rel, text in read.items() for line in new_hand_lines(services, rel, text, request.since)]
-    evidence = run_evidence(services, texts, since=request.since, files=read, added=added)
+    fresh = inputs.fresh_since
+    texts += [line for rel, text in read.items() for line in new_hand_lines(services, rel, text, fresh.get(rel))]
+    evidence = run_evidence(services, texts, since=fresh, files=read, added=inputs.added)
     to_stage = []
     for rel, (outcome, new_text) in land_all(services, rewrites, evidence, dry_run=dry_run).items():
         old_text, revision = inputs.files[rel]

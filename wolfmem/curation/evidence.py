@@ -33,9 +33,10 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from wolfmem.core import markdown
-from wolfmem.core.compare import backs, carries, duplicates, fact_words, same_subject
+from wolfmem.core.compare import Relation, backs, carries, duplicates, fact_words, relate, same_subject
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import fact_key, normalise
+from wolfmem.core.reading import read
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.budget import BUDGET_MAX, BUDGET_MIN, Growth, removal_budget, window_budget
 from wolfmem.curation.candidates import WordIndex
@@ -73,7 +74,8 @@ class Safeguards:
     budget: bool = True  # False when a person lands a staged rewrite
     hand: frozenset[str] = frozenset()  # text keys of the file's hand-written facts: they never change section
     headings: tuple[str, ...] = ()  # every curated file's headings: whom a line names
-    incoming: tuple[str, ...] = ()  # facts of the other curated files: a line that carries one is a move in
+    # Facts of the other curated files and whom each is about: a line holding one, about the same, is a move in.
+    incoming: tuple[tuple[str, Subject], ...] = ()
     growth: Growth = field(default_factory=Growth)
 
 
@@ -157,6 +159,8 @@ class _Explainer:
         for line in self.evidence(fact_words(new) & fact_words(old)):
             if not about(line, who, fact_words(new), self.headings) or not backs(line, new, old):
                 continue
+            if read(line).negated != read(new).negated or relate(new, line) is Relation.CONTRADICTS:
+                continue  # "Sarah's birthday is not 4 May", "… party is on 4 June": not the new value
             if novel or carries(line, new):  # nothing new in `new` ("spaces over tabs"): it must say it whole
                 return True
         return False
@@ -287,9 +291,9 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
     for departure in result.departures:
         if departure.reason is Reason.MERGED:
             sources[text_key(departure.into)].append(departure.fact)
-    incoming: WordIndex[str] = WordIndex()
-    for text in explain.guards.incoming:
-        incoming.add(text, text)
+    incoming: WordIndex[tuple[str, Subject]] = WordIndex()
+    for text, whom in explain.guards.incoming:
+        incoming.add(text, (text, whom))
     reasons = []
     for fact in fresh:
         if text_key(fact.text) in backed | result.failed:
@@ -302,7 +306,7 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
             continue
-        if incoming.carriers(fact.text, lambda line, other: carries(other, line), lambda line: line) is not None:
+        if any(whom == who and carries(fact.text, text) for text, whom in incoming.candidates(fact_words(fact.text))):
             result.added += 1  # a fact moved in from another curated file of the run
             continue
         if not explain.supported(fact.text, who):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from wolfmem.core import markdown
-from wolfmem.core.compare import carries
+from wolfmem.core.compare import carries, fact_words
 from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.budget import Growth, removed_since, window_start
@@ -28,7 +28,7 @@ from wolfmem.curation.evidence import (
     Safeguards,
     evidence_lines,
 )
-from wolfmem.curation.meaning import text_key
+from wolfmem.curation.meaning import subject, text_key
 from wolfmem.curation.validate import Verdict, hand_edited_lines, quote, validate
 from wolfmem.errors import FileChanged, WolfmemError
 from wolfmem.storage.archive import ArchivedFact, forgotten
@@ -98,6 +98,7 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
     recent = {key for key, day in services.state.first_seen(rel).items() if day >= since}
     hand_facts = evidence_lines(hand)
     files = _files(services, run)
+    headings = tuple(s.heading for text in files.values() for s in markdown.parse(text).sections)
     config = services.config
     growth = Growth(config.curation_max_added_per_run, config.curation_max_added_per_month,
                     config.index_max_file_bytes, run.added.get(rel, 0), run.removed.get(rel, 0))
@@ -108,8 +109,9 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
         move_targets=frozenset(CURATED_PATHS) - {rel},
         budget=run.budget,
         hand=frozenset(text_key(line) for line in hand_facts),
-        headings=tuple(s.heading for text in files.values() for s in markdown.parse(text).sections),
-        incoming=tuple(f.text for other, text in files.items() if other != rel for f in markdown.parse(text).facts),
+        headings=headings,
+        incoming=tuple((f.text, subject(f.section, f.text, headings))
+                       for other, text in files.items() if other != rel for f in markdown.parse(text).facts),
         growth=growth,
     )
 
@@ -272,17 +274,26 @@ def _disk_text(services: VaultServices, rel: str) -> str:
 
 
 def _unreceived(departures: list[Departure], text_of: Callable[[str], str]) -> list[str]:
-    """Reasons for each fact moved to a file whose text does not carry it."""
+    """Reasons for each fact moved to a file whose text does not hold it, about the same subject."""
     reasons = []
-    receivers: dict[str, WordIndex[str]] = {}
+    receivers: dict[str, tuple[WordIndex[markdown.Fact], list[str]]] = {}
     for departure in departures:
         if departure.reason != "moved":
             continue
         if departure.into not in receivers:
-            receivers[departure.into] = WordIndex()
-            for fact in markdown.parse(text_of(departure.into)).facts:
-                receivers[departure.into].add(fact.text, fact.text)
-        if receivers[departure.into].carriers(departure.fact, carries, lambda line: line) is None:
-            reasons.append(f"moves {quote(departure.fact)} to {departure.into}, "
-                           "but that file's text after this run does not hold it")
+            parsed = markdown.parse(text_of(departure.into))
+            index: WordIndex[markdown.Fact] = WordIndex()
+            for fact in parsed.facts:
+                index.add(fact.text, fact)
+            receivers[departure.into] = (index, [section.heading for section in parsed.sections])
+        index, headings = receivers[departure.into]
+        # Sarah's "Prefers tea" lands in preferences.md as "Sarah prefers tea", never as the user's "Prefers tea".
+        known = [*headings, departure.section]
+        words = fact_words(departure.fact)
+        # A carrying line may miss one plain word in five, so one of the n//5 + 1 rarest is certainly in it.
+        held = any(carries(f.text, departure.fact) and subject(f.section, f.text, known) == departure.subject
+                   for f in index.candidates(index.rarest(words, len(words) // 5 + 1)))
+        if not held:
+            reasons.append(f"moves {quote(departure.fact)} to {departure.into}, but that file's text after this "
+                           "run does not hold it about the same subject")
     return reasons

@@ -97,7 +97,8 @@ def change(kind, old, new="", reason=""):
 def test_account_explains_each_departure_from_the_texts():
     new = OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n")
     new = new.replace("Tom lives in Berlin.", "Tom lives in Oslo.").replace("- Tom has a bike.\n", "")
-    changes = [change("merged", ["- Sarah is my manager.", "- Sarah prefers tea."], "- Sarah, my manager, prefers tea."),
+    both = ["- Sarah is my manager.", "- Sarah prefers tea."]
+    changes = [change("merged", both, "- Sarah, my manager, prefers tea."),
                change("superseded", ["- Tom lives in Berlin."], "- Tom lives in Oslo.", "he moved"),
                change("removed", ["- Tom has a bike."], reason="trivia")]
     guards = Safeguards(evidence=("Tom said he moved to Oslo.",), budget=False)

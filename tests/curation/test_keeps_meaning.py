@@ -151,8 +151,8 @@ def test_a_hand_written_line_never_changes_section():
 
 @pytest.mark.parametrize(("before", "after"), [
     ("Tom's team has 106 people.", "Tom's team has 10⁶ people."),
-    ("Runs the data team.", "Ｒｕｎｓ the data team."),
-    ("Tom's team has 106 people.", "Tom's team has １０６ people."),
+    ("Runs the data team.", "\uff32\uff55\uff4e\uff53 the data team."),  # full-width "Runs"
+    ("Tom's team has 106 people.", "Tom's team has \uff11\uff10\uff16 people."),
 ], ids=["superscript", "full-width", "full-width digits"])
 def test_a_compatibility_form_is_an_edit_not_the_same_line(before, after):
     new = PEOPLE.replace(before, after)
@@ -213,7 +213,8 @@ def test_a_merge_may_not_invent_a_value():
     merged = [change("merged", ["- Prefers green tea.", "- Likes hiking in the Alps."],
                      "- Prefers green tea and likes hiking in the Alps and Peru.")]
     assert refused(check(new, merged))
-    assert check(new.replace(" and Peru", ""), [change("merged", merged[0].old, merged[0].new.replace(" and Peru", ""))]).ok
+    honest = merged[0].new.replace(" and Peru", "")
+    assert check(new.replace(" and Peru", ""), [change("merged", list(merged[0].old), honest)]).ok
 
 
 def test_growth_is_bounded_per_run_and_over_thirty_days():

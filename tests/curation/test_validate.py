@@ -214,7 +214,8 @@ def test_every_departure_is_computed_from_the_texts_not_the_change_list():
     assert [(d.fact, d.reason, d.into) for d in verdict.departures] == [
         ("Sarah prefers tea.", "merged", "Sarah likes tea."),
     ]
-    assert [(c.kind, c.old, c.new) for c in verdict.changes] == [("merged", ("- Sarah prefers tea.",), "- Sarah likes tea.")]
+    listed = [(c.kind, c.old, c.new) for c in verdict.changes]
+    assert listed == [("merged", ("- Sarah prefers tea.",), "- Sarah likes tea.")]
 
 
 def test_a_forgotten_fact_is_left_out_of_the_rewrite():

@@ -60,6 +60,17 @@ def test_a_meaning_change_with_no_listed_change_is_refused(before, after, kind):
     assert refused(verdict, old), (kind, verdict.changes)
 
 
+@pytest.mark.parametrize(("before", "after"), [
+    ("Prefers green tea.", "Prefers green tea, or so she pretended."),
+    ("Runs the data team.", "Runs the data team into the ground."),
+    ("Likes hiking in the Alps.", "Likes hiking in the Alps less than anything."),
+    ("Tom's team has 106 people.", "Tom's team has 106 people fewer than planned."),
+])
+def test_words_added_around_a_line_that_reverse_it_are_not_carried(before, after):
+    # Each new line holds every word of the old one, so "carries" reads it as the same claim with more detail.
+    assert refused(check(PEOPLE.replace(before, after)))
+
+
 def test_a_rewording_that_says_the_same_is_accepted_and_listed():
     verdict = check(PEOPLE.replace("- Prefers green tea.", "- prefers green tea"))
     assert verdict.ok, verdict.reasons

@@ -100,6 +100,8 @@ HOSTILE = [
     # an opposite, no change listed
     ("Tom doesn't live in Berlin.",
      lambda t: answer(t.replace("- Tom lives in Berlin.", "- Tom no longer lives in Berlin."))),
+    # words added around a line that reverse it, no change listed: it still "carries" every old word
+    ("Quiet.", lambda t: answer(t.replace("- Runs the data team.", "- Runs the data team into the ground."))),
     # a "superseded" backed by an episode about someone else that shares the words
     ("Tom's birthday is 4 May.", lambda t: answer(t.replace("3 May", "4 May"), change(
         "superseded", ["- Sarah's birthday is 3 May."], "- Sarah's birthday is 4 May.", "corrected"))),

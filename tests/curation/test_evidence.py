@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from wolfmem.core.compare import Relation, backs, carries, relate, same_subject
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import parse
+from wolfmem.curation.budget import removal_budget
 from wolfmem.curation.candidates import DuplicateFinder, WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import (
@@ -16,7 +17,6 @@ from wolfmem.curation.evidence import (
     account,
     evidence_lines,
     readded,
-    removal_budget,
 )
 from wolfmem.storage.archive import Reason
 

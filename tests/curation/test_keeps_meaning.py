@@ -8,14 +8,17 @@ client, are in test_meaning_nights.py.
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from core.meaning_heldout import MEANING_HELDOUT
 from core.meaning_pairs import MEANING_PAIRS
 
-from wolfmem.curation.budget import Growth
+from wolfmem.curation.budget import Growth, removed_since, window_start
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import Safeguards
 from wolfmem.curation.validate import validate
+from wolfmem.storage.archive import ArchivedFact, Reason
 
 PEOPLE = """# People
 
@@ -258,3 +261,20 @@ def test_the_removal_budget_holds_over_thirty_days():
     assert check(new, claims, old=old).ok  # 6 of 40, within a run's 8
     late = check(new, claims, old=old, growth=Growth(removed_recently=12))
     assert "30-day removal budget" in late.over_budget  # 12 + 6 of the 52 at the window's start: over a third
+
+
+def test_the_window_counts_what_unattended_runs_archived_as_a_run_costs_it():
+    def record(fact, day, reason, into="", by="curation", rel="knowledge/technical.md"):
+        return ArchivedFact(fact, rel, "Notes", day, reason, "", into, by)
+
+    records = [
+        record("a", "2026-10-01", Reason.REMOVED),  # before the window
+        record("b", "2026-11-10", Reason.REMOVED),
+        record("c", "2026-11-10", Reason.MERGED, "c and d"),  # two merged into one new line cost one
+        record("d", "2026-11-10", Reason.MERGED, "c and d"),
+        record("e", "2026-11-11", Reason.MERGED, "e"),  # an exact copy collapsed costs nothing
+        record("f", "2026-11-12", Reason.FORGOTTEN, by="forget"),  # a person's forget is not curation's
+        record("g", "2026-11-12", Reason.REMOVED, by="audit"),
+        record("h", "2026-11-12", Reason.REMOVED, rel="knowledge/people.md"),
+    ]
+    assert removed_since(records, "knowledge/technical.md", window_start(date(2026, 11, 29))) == 3

@@ -77,6 +77,24 @@ def removed_since(records: Iterable[ArchivedFact], rel: str, since: str) -> int:
     return cost
 
 
-def added_since(ledger: dict[str, int], since: str) -> int:
-    """Additions of a file's ledger (day -> count) from `since` on."""
-    return sum(count for day, count in ledger.items() if day >= since)
+def over_budget(counted: int, total: int, added: int, growth: Growth) -> str:
+    """Why a rewrite taking `counted` facts out of `total` and adding `added` must be staged ('' if not)."""
+    allowed = removal_budget(total)
+    if counted > allowed:
+        return (f"over the removal budget: the rewrite takes {counted} of {total} facts out in one run "
+                f"(n facts merged into one new line count n - 1), and at most {allowed} may go "
+                f"(a fifth of the file, {BUDGET_MIN} to {BUDGET_MAX}); "
+                "a mass deletion is staged for a person, never landed unattended")
+    window = window_budget(total + growth.removed_recently)
+    if counted and counted + growth.removed_recently > window:
+        return (f"over the 30-day removal budget: {growth.removed_recently} facts already left this file in the "
+                f"last 30 days and this run takes {counted} more, where at most {window} (a third of the file) "
+                "may go in 30 days; staged for a person")
+    if added > growth.night:
+        return (f"over the growth budget: the rewrite adds {added} facts or sections in one run, at most "
+                f"{growth.night} (curation.max_added_per_run); staged for a person")
+    if added and added + growth.added_recently > growth.month:
+        return (f"over the 30-day growth budget: {growth.added_recently} facts or sections were added in the last "
+                f"30 days and this run adds {added}, at most {growth.month} "
+                "(curation.max_added_per_month); staged for a person")
+    return ""

@@ -38,7 +38,7 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.reading import read
 from wolfmem.core.untrusted import quote_untrusted
-from wolfmem.curation.budget import BUDGET_MAX, BUDGET_MIN, Growth, removal_budget, window_budget
+from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.meaning import Subject, about, novel_values, recharactered, subject, supports, text_key
@@ -337,30 +337,11 @@ def _new_sections(old: markdown.ParsedFile, new: markdown.ParsedFile, result: Ac
 
 
 def _over_budget(old: markdown.ParsedFile, result: Accounting, guards: Safeguards) -> str:
-    """Why the rewrite must wait for a person: too much leaves, now or over the window, or too much arrives."""
+    """Why the rewrite must wait for a person (`budget.over_budget`); '' when it need not."""
     if not guards.budget:
         return ""
-    growth = guards.growth
     counted = _cost(result.departures, {normalise(fact.text) for fact in old.facts})
-    allowed = removal_budget(len(old.facts))
-    if counted > allowed:
-        return (f"over the removal budget: the rewrite takes {counted} of {len(old.facts)} facts out in one run "
-                f"(n facts merged into one new line count n - 1), and at most {allowed} may go "
-                f"(a fifth of the file, {BUDGET_MIN} to {BUDGET_MAX}); "
-                "a mass deletion is staged for a person, never landed unattended")
-    window = window_budget(len(old.facts) + growth.removed_recently)
-    if counted and counted + growth.removed_recently > window:
-        return (f"over the 30-day removal budget: {growth.removed_recently} facts already left this file in the "
-                f"last 30 days and this run takes {counted} more, where at most {window} (a third of the file) "
-                "may go in 30 days; staged for a person")
-    if result.added > growth.night:
-        return (f"over the growth budget: the rewrite adds {result.added} facts or sections in one run, at most "
-                f"{growth.night} (curation.max_added_per_run); staged for a person")
-    if result.added and result.added + growth.added_recently > growth.month:
-        return (f"over the 30-day growth budget: {growth.added_recently} facts or sections were added in the last "
-                f"30 days and this run adds {result.added}, at most {growth.month} "
-                "(curation.max_added_per_month); staged for a person")
-    return ""
+    return over_budget(counted, len(old.facts), result.added, guards.growth)
 
 
 def _cost(departures: list[Departure], old_keys: set[str]) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from wolfmem.core import markdown
@@ -41,7 +41,7 @@ from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
-from wolfmem.curation.meaning import Subject, about, novel_values, recharactered, subject, supports, text_key
+from wolfmem.curation.meaning import Subject, Subjects, about, novel_values, recharactered, supports, text_key
 from wolfmem.storage.archive import Reason
 
 PROTECTION_DAYS = 30
@@ -74,8 +74,8 @@ class Safeguards:
     budget: bool = True  # False when a person lands a staged rewrite
     hand: frozenset[str] = frozenset()  # text keys of the file's hand-written facts: they never change section
     headings: tuple[str, ...] = ()  # every curated file's headings: whom a line names
-    # Facts of the other curated files and whom each is about: a line holding one, about the same, is a move in.
-    incoming: tuple[tuple[str, Subject], ...] = ()
+    # Facts of the other curated files, with their sections: a line holding one, about the same, is a move in.
+    incoming: tuple[tuple[str, str], ...] = ()
     growth: Growth = field(default_factory=Growth)
 
 
@@ -113,8 +113,8 @@ class _Explainer:
 
     def __init__(self, old: markdown.ParsedFile, new: markdown.ParsedFile, guards: Safeguards) -> None:
         self.guards = guards
-        self.headings: Sequence[str] = tuple(dict.fromkeys(
-            [*guards.headings, *(s.heading for s in old.sections), *(s.heading for s in new.sections)]))
+        self.subjects = Subjects([*guards.headings, *(s.heading for s in old.sections),
+                                  *(s.heading for s in new.sections)])
         self.sections: dict[str, list[str]] = defaultdict(list)  # text key -> sections of the new file
         for fact in new.facts:
             self.sections[text_key(fact.text)].append(fact.section)
@@ -122,7 +122,7 @@ class _Explainer:
 
     def subject(self, section: str, text: str) -> Subject:
         """Whom a line under `section` speaks of, against every heading known."""
-        return subject(section, text, self.headings)
+        return self.subjects.of(section, text)
 
     def evidence(self, words: Iterable[str]) -> list[str]:
         """The evidence lines sharing any of `words`."""
@@ -134,7 +134,7 @@ class _Explainer:
 
     def supported(self, text: str, who: Subject) -> bool:
         """Whether evidence since the last run about `who` supports `text`."""
-        return any(supports(line, text, who, self.headings) for line in self.evidence(fact_words(text)))
+        return any(supports(line, text, who, self.subjects) for line in self.evidence(fact_words(text)))
 
     def moved_section(self, fact: markdown.Fact, section: str) -> str | None:
         """Why a fact may not change to `section` (None: it may)."""
@@ -157,7 +157,7 @@ class _Explainer:
         """Whether an evidence line since the last run, about `who`, backs `new` replacing `old`."""
         novel = fact_words(new) - fact_words(old)
         for line in self.evidence(fact_words(new) & fact_words(old)):
-            if not about(line, who, fact_words(new), self.headings) or not backs(line, new, old):
+            if not about(line, who, fact_words(new), self.subjects) or not backs(line, new, old):
                 continue
             if read(line).negated != read(new).negated or relate(new, line) is Relation.CONTRADICTS:
                 continue  # "Sarah's birthday is not 4 May", "… party is on 4 June": not the new value
@@ -291,9 +291,9 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
     for departure in result.departures:
         if departure.reason is Reason.MERGED:
             sources[text_key(departure.into)].append(departure.fact)
-    incoming: WordIndex[tuple[str, Subject]] = WordIndex()
-    for text, whom in explain.guards.incoming:
-        incoming.add(text, (text, whom))
+    incoming: WordIndex[tuple[str, str]] = WordIndex()
+    for text, section in explain.guards.incoming:
+        incoming.add(text, (text, section))
     reasons = []
     for fact in fresh:
         if text_key(fact.text) in backed | result.failed:
@@ -306,7 +306,8 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
             continue
-        if any(whom == who and carries(fact.text, text) for text, whom in incoming.candidates(fact_words(fact.text))):
+        moved_in = incoming.candidates(fact_words(fact.text))
+        if any(carries(fact.text, text) and explain.subject(section, text) == who for text, section in moved_in):
             result.added += 1  # a fact moved in from another curated file of the run
             continue
         if not explain.supported(fact.text, who):

@@ -28,7 +28,7 @@ from wolfmem.curation.evidence import (
     Safeguards,
     evidence_lines,
 )
-from wolfmem.curation.meaning import subject, text_key
+from wolfmem.curation.meaning import Subjects, text_key
 from wolfmem.curation.validate import Verdict, hand_edited_lines, quote, validate
 from wolfmem.errors import FileChanged, WolfmemError
 from wolfmem.storage.archive import ArchivedFact, forgotten
@@ -110,8 +110,8 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
         budget=run.budget,
         hand=frozenset(text_key(line) for line in hand_facts),
         headings=headings,
-        incoming=tuple((f.text, subject(f.section, f.text, headings))
-                       for other, text in files.items() if other != rel for f in markdown.parse(text).facts),
+        incoming=tuple((f.text, f.section) for other, text in files.items() if other != rel
+                       for f in markdown.parse(text).facts),
         growth=growth,
     )
 
@@ -288,10 +288,10 @@ def _unreceived(departures: list[Departure], text_of: Callable[[str], str]) -> l
             receivers[departure.into] = (index, [section.heading for section in parsed.sections])
         index, headings = receivers[departure.into]
         # Sarah's "Prefers tea" lands in preferences.md as "Sarah prefers tea", never as the user's "Prefers tea".
-        known = [*headings, departure.section]
+        known = Subjects([*headings, departure.section])
         words = fact_words(departure.fact)
         # A carrying line may miss one plain word in five, so one of the n//5 + 1 rarest is certainly in it.
-        held = any(carries(f.text, departure.fact) and subject(f.section, f.text, known) == departure.subject
+        held = any(carries(f.text, departure.fact) and known.of(f.section, f.text) == departure.subject
                    for f in index.candidates(index.rarest(words, len(words) // 5 + 1)))
         if not held:
             reasons.append(f"moves {quote(departure.fact)} to {departure.into}, but that file's text after this "

@@ -7,7 +7,7 @@ moves or arrives.
 * How a line reads is its text up to whitespace (`text_key`): case, punctuation and
   Unicode forms are part of it, so "106" rewritten as "10⁶" is an edit, not the same line.
 * Whom a fact is about is `compare.subject_key` of its section and text, against the
-  headings of the file before and after (`subject`): a section is part of what a fact says.
+  headings of the files before and after (`Subjects`): a section is part of what a fact says.
 * An evidence line is *about* a subject (`about`) when it names that subject, or names
   nobody else: not another section's entity, not a name the fact does not hold.
 * An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
@@ -17,13 +17,17 @@ moves or arrives.
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable
 
 from wolfmem.core.compare import Relation, carries, relate, subject_key
+from wolfmem.core.entities import entity_key
 from wolfmem.core.reading import read
 
 Subject = frozenset[str]
+_PART = re.compile(r"\w+")
 
 
 def text_key(text: str) -> str:
@@ -31,9 +35,29 @@ def text_key(text: str) -> str:
     return " ".join(text.split())
 
 
-def subject(section: str, fact: str, headings: Sequence[str]) -> Subject:
-    """Whom a fact filed under `section` speaks of (`compare.subject_key`)."""
-    return subject_key(section or None, fact, headings)
+class Subjects:
+    """Whom lines speak of (`compare.subject_key`) against one set of headings, remembered per line.
+
+    A line is compared only with the headings sharing a word with it: a file of thousands of sections
+    is not scanned once per line.
+    """
+
+    def __init__(self, headings: Iterable[str]) -> None:
+        self.headings = tuple(dict.fromkeys(headings))
+        self._by_part: dict[str, list[str]] = defaultdict(list)
+        for heading in self.headings:
+            for part in {part for word in entity_key(heading) for part in _PART.findall(word)}:
+                self._by_part[part].append(heading)
+        self._memo: dict[tuple[str, str], Subject] = {}
+
+    def of(self, section: str | None, text: str) -> Subject:
+        """Whom `text`, filed under `section` (None: no heading), speaks of."""
+        key = (section or "", text)
+        if key not in self._memo:
+            parts = set(_PART.findall(unicodedata.normalize("NFC", text).casefold()))
+            named = list(dict.fromkeys(heading for part in parts for heading in self._by_part.get(part, ())))
+            self._memo[key] = subject_key(section or None, text, named)
+        return self._memo[key]
 
 
 def recharactered(line: str, fact: str) -> str:
@@ -45,13 +69,13 @@ def recharactered(line: str, fact: str) -> str:
     return "".join(sorted(added))
 
 
-def about(evidence: str, who: Subject, fact_words: frozenset[str], headings: Sequence[str]) -> bool:
+def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Subjects) -> bool:
     """Whether an evidence line may speak of `who`: it names them, or names nobody else.
 
     "Tom's birthday is 4 May" is not about Sarah, whatever it shares with her line; "Her birthday
     moved to 4 May" names nobody else, so it may be.
     """
-    said = subject_key(None, evidence, headings)
+    said = subjects.of(None, evidence)
     if said == who:
         return True
     if said and said != who:
@@ -61,9 +85,9 @@ def about(evidence: str, who: Subject, fact_words: frozenset[str], headings: Seq
     return not (_names(evidence) - fact_words - who)
 
 
-def supports(evidence: str, fact: str, who: Subject, headings: Sequence[str]) -> bool:
+def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool:
     """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
-    if not about(evidence, who, read(fact).words, headings):
+    if not about(evidence, who, read(fact).words, subjects):
         return False
     if carries(evidence, fact):
         return True

@@ -72,7 +72,7 @@ def main() -> None:
         verdict = validate(text, new, changes, hand_lines=set(), title="People", guards=Safeguards(budget=False))
         checked = time.perf_counter() - started
         assert verdict.ok, verdict.reasons[:3]
-        kinds = [change["kind"] for change in changes]
+        kinds = [change.kind for change in changes]
         print(f"| {count} | {facts} | {tidied:.2f} | {checked:.2f} "
               f"| {kinds.count('merged')} | {kinds.count('filed')} |")
 

@@ -82,6 +82,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Weekday and local time of the weekly digest, 'ddd HH:MM', or 'off'."),
     Setting("schedule.heartbeat_minutes", int, 5, "Minutes between checks for overdue jobs."),
     Setting("audit.apply", bool, True, "Apply audit changes (true) or only stage them in the report (false)."),
+    Setting("curation.max_added_per_run", int, 20,
+            "New facts or sections one curation run may add to a file; more is staged for a person."),
+    Setting("curation.max_added_per_month", int, 100,
+            "New facts or sections curation may add to a file in any 30 days; more is staged for a person."),
     Setting("lease.hours", float, 36.0,
             "Hours a machine's curation lease stays fresh before another machine may take over."),
 )
@@ -117,6 +121,8 @@ class Config:
     schedule_digest: str = "sun 19:00"
     schedule_heartbeat_minutes: int = 5
     audit_apply: bool = True
+    curation_max_added_per_run: int = 20
+    curation_max_added_per_month: int = 100
     lease_hours: float = 36.0
 
     def vault_path(self) -> Path:

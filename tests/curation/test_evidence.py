@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from wolfmem.core.compare import Relation, backs, carries, relate, same_subject
 from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import parse
+from wolfmem.curation.budget import removal_budget
 from wolfmem.curation.candidates import DuplicateFinder, WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import (
@@ -16,7 +17,6 @@ from wolfmem.curation.evidence import (
     account,
     evidence_lines,
     readded,
-    removal_budget,
 )
 from wolfmem.storage.archive import Reason
 
@@ -97,7 +97,9 @@ def change(kind, old, new="", reason=""):
 def test_account_explains_each_departure_from_the_texts():
     new = OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n")
     new = new.replace("Tom lives in Berlin.", "Tom lives in Oslo.").replace("- Tom has a bike.\n", "")
-    changes = [change("superseded", ["- Tom lives in Berlin."], "- Tom lives in Oslo.", "he moved"),
+    both = ["- Sarah is my manager.", "- Sarah prefers tea."]
+    changes = [change("merged", both, "- Sarah, my manager, prefers tea."),
+               change("superseded", ["- Tom lives in Berlin."], "- Tom lives in Oslo.", "he moved"),
                change("removed", ["- Tom has a bike."], reason="trivia")]
     guards = Safeguards(evidence=("Tom said he moved to Oslo.",), budget=False)
     result = account(parse(OLD), parse(new), changes, guards)

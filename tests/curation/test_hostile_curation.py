@@ -232,6 +232,7 @@ def test_unchanged_in_any_case_is_a_no_change_answer(memory, fake, curator, stat
 
 def test_an_undeclared_addition_lands_but_is_logged(memory, fake, curator):
     # Adding a durable fact is the curator's job; one it forgot to declare is still shown in the log.
+    memory.log_episode("Tom has a cat now, he said.", when=datetime(2026, 11, 29, 1, 0, tzinfo=UTC))
     old = read(memory)
     fake.push(answer(old.replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")))
     result = run(memory.services, curator(), DAY)
@@ -306,6 +307,7 @@ def test_bak_is_always_the_version_just_replaced(memory, fake, curator, clock):
     (memory.vault.root / PEOPLE).write_text(v1 + "- Tom speaks Norwegian.\n", "utf-8")  # a person, between runs
     v1b = read(memory)
     clock.now += timedelta(days=1)
+    memory.log_episode("Tom says Oslo, Norway suits him.", when=clock.now - timedelta(hours=1))
     fake.push(answer(v1b.replace("- Tom lives in Oslo.", "- Tom lives in Oslo, Norway."),
                      change("superseded", ["- Tom lives in Oslo."], "- Tom lives in Oslo, Norway.", "detail")))
     assert run(memory.services, curator(), DAY + timedelta(days=1)).files[PEOPLE].status == "written"
@@ -324,9 +326,9 @@ def test_editor_write_during_the_call_keeps_the_person_s_text_and_other_files_st
             (memory.vault.root / PEOPLE).write_text(old_people + "- Tom bought a boat.\n", "utf-8")
             return oslo(old_people)
         if user.startswith("Curate knowledge/projects.md "):
-            # No evidence backs a supersession, but the new line carries the old one: a merge.
+            # No evidence backs a supersession, but the new line carries the old one: a merge, declared.
             return answer(old_projects.replace("- Atlas ships on Fridays.", "- Atlas ships on Fridays at noon."),
-                          change("superseded", ["- Atlas ships on Fridays."], "- Atlas ships on Fridays at noon.",
+                          change("merged", ["- Atlas ships on Fridays."], "- Atlas ships on Fridays at noon.",
                                  "wording"))
         return UNCHANGED
 

@@ -12,7 +12,7 @@ from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
 from wolfmem.curation.coverage import CoverageFile
-from wolfmem.curation.landing import apply_rewrite
+from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.run import make_curator, run
@@ -369,9 +369,13 @@ def test_apply_rewrite_refuses_custom_files_and_stale_bases(memory):
     assert outcome.status == "rejected" and "not one of the five curated files" in outcome.reasons[0]
     old = read(memory)
     new = old + "- Tom plays chess.\n"
-    stale = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(b"something else"))
+    stale = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(b"something else"),
+                          run=RunEvidence(("Tom said he plays chess.",)))
     assert stale.status == "skipped-cas" and read(memory) == old
-    fresh = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(old.encode()))
+    unbacked = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(old.encode()))
+    assert unbacked.status == "rejected" and "no episode line or save since the last run backs" in unbacked.reasons[0]
+    fresh = apply_rewrite(memory.services, PEOPLE, old, new, [], base_revision=content_hash(old.encode()),
+                          run=RunEvidence(("Tom said he plays chess.",)))
     assert fresh.status == "written" and read(memory) == new
     assert fresh.revision == content_hash(new.encode())
     # What wolfmem wrote is now its snapshot: no line of it counts as a hand edit any more.

@@ -31,8 +31,9 @@ def change(kind: str, old: list[str] | None = None, new: str = "", reason: str =
     return Change(ChangeKind(kind), tuple(old or ()), new, reason, source)
 
 
-# What arrived since the last run: the episode line that backs "Sarah works in Lisbon".
-GUARDS = Safeguards(evidence=("Sarah said she moved to Lisbon in November.",))
+# What arrived since the last run: the episode lines that back "Sarah works in Lisbon" and two additions.
+GUARDS = Safeguards(evidence=("Sarah said she moved to Lisbon in November.", "Tom told us he moved to Oslo.",
+                              "Tom likes chess, he said."))
 
 
 def check(new: str, changes: list[Change] | None = None, hand: set[str] | None = None, old: str = OLD):
@@ -92,7 +93,7 @@ def test_accepted(name, new, changes, expected, repairs):
 
 def test_crlf_file_stays_crlf():
     old = OLD.replace("\n", "\r\n")
-    verdict = validate(old, OLD + "- Tom likes chess.\n", [], hand_lines=set(), title="People")
+    verdict = validate(old, OLD + "- Tom likes chess.\n", [], hand_lines=set(), title="People", guards=GUARDS)
     assert verdict.ok and verdict.text == (OLD + "- Tom likes chess.\n").replace("\n", "\r\n")
 
 
@@ -204,18 +205,21 @@ def test_protected_facts_are_never_removed_as_junk():
 
 
 def test_every_departure_is_computed_from_the_texts_not_the_change_list():
-    # The change list names nothing, yet each dropped fact is explained by what the rewrite holds.
+    # The change list names nothing: a merge it does not list is refused, a rewording that says the same is
+    # accepted and listed.
     new = OLD.replace("- Sarah is my manager.\n- Sarah prefers tea.\n", "- Sarah, my manager, prefers tea.\n")
-    verdict = check(new, [])
-    assert verdict.ok
+    assert not check(new, []).ok
+    verdict = check(OLD.replace("Sarah prefers tea.", "Sarah likes tea."), [])
+    assert verdict.ok, verdict.reasons
     assert [(d.fact, d.reason, d.into) for d in verdict.departures] == [
-        ("Sarah is my manager.", "merged", "Sarah, my manager, prefers tea."),
-        ("Sarah prefers tea.", "merged", "Sarah, my manager, prefers tea."),
+        ("Sarah prefers tea.", "merged", "Sarah likes tea."),
     ]
+    listed = [(c.kind, c.old, c.new) for c in verdict.changes]
+    assert listed == [("merged", ("- Sarah prefers tea.",), "- Sarah likes tea.")]
 
 
 def test_a_forgotten_fact_is_left_out_of_the_rewrite():
-    guards = Safeguards(forgotten=("Tom has a cat.",))
+    guards = Safeguards(forgotten=("Tom has a cat.",), evidence=GUARDS.evidence)
     new = OLD + "- Tom has a cat called Rex.\n- Tom moved to Oslo.\n"
     verdict = validate(OLD, new, [], hand_lines=set(), title="People", guards=guards)
     assert verdict.ok and verdict.text == OLD + "- Tom moved to Oslo.\n"

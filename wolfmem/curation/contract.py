@@ -18,7 +18,7 @@ FileStatus = Literal["written", "unchanged", "rejected", "skipped-cas", "failed"
 
 
 class ChangeKind(enum.StrEnum):
-    """What one declared change does; "filed" (moved to the section it names) is the offline curator's."""
+    """What one change does; "filed" (moved to the section it names) is the offline curator's."""
 
     MERGED = "merged"
     REMOVED = "removed"
@@ -26,6 +26,7 @@ class ChangeKind(enum.StrEnum):
     ADDED = "added"
     MOVED = "moved"
     FILED = "filed"
+    SECTION = "section"  # a fact or heading that changed section or wording of its heading; listed by validation
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class FileOutcome:
     changes: list[Change] = field(default_factory=list)
     revision: str = ""
     archived: list[str] = field(default_factory=list)  # refs of the archive records of the facts that left
+    added: int = 0  # new facts and sections it brought (written: counted in the 30-day growth budget)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""

@@ -159,6 +159,10 @@ class Coverage:
     # Episode log -> its revision when every entry in it had been consumed: it is not parsed again
     # until it changes (1,000 logs of 10 entries take 1.6 s to parse and under 1 ms to hash).
     read: dict[str, str] = field(default_factory=dict)
+    # Curated file -> day -> facts and sections curation added that day, for the 30-day growth budget.
+    added: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Curated file -> the last day a run settled it (written or unchanged): later hand lines are new evidence.
+    settled: dict[str, str] = field(default_factory=dict)
 
     def pending(self, logs: Iterable[EpisodeLog], day: str) -> list[Entry]:
         """Entries not consumed yet in the logs filed up to `day`, oldest log first."""
@@ -185,10 +189,23 @@ class Coverage:
         through = max(filter(None, [self.through, day]))
         return replace(self, through=through, episodes=_only(episodes, alive), read=_only(read, alive))
 
+    def added_since(self, since: str) -> dict[str, int]:
+        """Facts and sections curation added to each file from `since` on."""
+        return {rel: sum(n for day, n in days.items() if day >= since) for rel, days in self.added.items()}
+
+    def grown(self, day: str, added: Mapping[str, int], since: str) -> Coverage:
+        """The coverage with `added` (file -> count) noted on `day`, and days before `since` forgotten."""
+        ledger = {rel: {d: n for d, n in days.items() if d >= since} for rel, days in self.added.items()}
+        for rel, count in added.items():
+            if count:
+                ledger.setdefault(rel, {})[day] = ledger.get(rel, {}).get(day, 0) + count
+        return replace(self, added={rel: days for rel, days in ledger.items() if days})
+
     def to_json(self) -> str:
         """The file's text."""
         data = {"version": VERSION, "through": self.through, "files": dict(sorted(self.files.items())),
-                "episodes": dict(sorted(self.episodes.items())), "read": dict(sorted(self.read.items()))}
+                "episodes": dict(sorted(self.episodes.items())), "read": dict(sorted(self.read.items())),
+                "added": dict(sorted(self.added.items())), "settled": dict(sorted(self.settled.items()))}
         return json.dumps(data, indent=1) + "\n"
 
 
@@ -245,6 +262,8 @@ def _parse(data: Any) -> Coverage:
     files = data.get("files") or {}
     episodes = data.get("episodes") or {}
     read = data.get("read") or {}
+    added = data.get("added") or {}
+    settled = data.get("settled") or {}
     if through is not None and not isinstance(through, str):
         raise TypeError("'through' is not a date")
     return Coverage(
@@ -252,4 +271,6 @@ def _parse(data: Any) -> Coverage:
         files={str(rel): str(rev) for rel, rev in files.items()},
         episodes={str(rel): [str(d) for d in digests] for rel, digests in episodes.items()},
         read={str(rel): str(rev) for rel, rev in read.items()},
+        added={str(rel): {str(day): int(n) for day, n in days.items()} for rel, days in added.items()},
+        settled={str(rel): str(day) for rel, day in settled.items()},
     )

@@ -11,14 +11,15 @@ A rewrite over the removal budget comes back "staged", unwritten; its caller kee
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from wolfmem.core import markdown
-from wolfmem.core.compare import carries
+from wolfmem.core.compare import carries, fact_words
 from wolfmem.core.facts import fact_key
 from wolfmem.core.untrusted import quote_untrusted
+from wolfmem.curation.budget import Growth, removed_since, window_start
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, FileOutcome
 from wolfmem.curation.evidence import (
@@ -27,6 +28,7 @@ from wolfmem.curation.evidence import (
     Safeguards,
     evidence_lines,
 )
+from wolfmem.curation.meaning import Subjects, text_key
 from wolfmem.curation.validate import Verdict, hand_edited_lines, quote, validate
 from wolfmem.errors import FileChanged, WolfmemError
 from wolfmem.storage.archive import ArchivedFact, forgotten
@@ -47,38 +49,70 @@ def _title(rel: str, text: str) -> str:
 
 @dataclass(frozen=True)
 class RunEvidence:
-    """What one run knows beyond each file: evidence since the last run, and the facts a person forgot."""
+    """What one run knows beyond each file: evidence since the last run, what a person forgot, the budgets used."""
 
     lines: tuple[str, ...] = ()
     forgotten: tuple[str, ...] = ()
     budget: bool = True  # False when a person lands what was staged
+    since: Mapping[str, str] = field(default_factory=dict)  # per file: hand lines first seen earlier are not new
+    files: Mapping[str, str] | None = None  # every curated file's text as the run read it (None: read the disk)
+    removed: Mapping[str, int] = field(default_factory=dict)  # removal budget used per file in the window
+    added: Mapping[str, int] = field(default_factory=dict)  # facts and sections added per file in the window
 
 
-def forgotten_facts(services: VaultServices) -> tuple[str, ...]:
+def forgotten_facts(services: VaultServices, records: list[ArchivedFact] | None = None) -> tuple[str, ...]:
     """The facts a person asked to forget (and did not restore since), newest first, from the archive."""
-    records = services.archive.records()
+    records = services.archive.records() if records is None else records
     gone = forgotten(records)
     newest_first = {record.key: record.fact for record in reversed(records) if record.key in gone}
     return tuple(newest_first.values())
 
 
-def run_evidence(services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True) -> RunEvidence:
-    """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts."""
-    return RunEvidence(evidence_lines(texts), forgotten_facts(services), budget)
+def run_evidence(
+    services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True, since: Mapping[str, str] | None = None,
+    files: Mapping[str, str] | None = None, added: Mapping[str, int] | None = None,
+) -> RunEvidence:
+    """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts and removals."""
+    records = services.archive.records()
+    start = window_start(services.clock().date())
+    removed = {rel: removed_since(records, rel, start) for rel in CURATED_PATHS}
+    return RunEvidence(evidence_lines(texts), forgotten_facts(services, records), budget, dict(since or {}), files,
+                       removed, dict(added or {}))
+
+
+def new_hand_lines(services: VaultServices, rel: str, text: str, since: str | None) -> list[str]:
+    """The file's hand-written lines first seen from `since` on: only they are evidence for this run."""
+    first_seen = services.state.first_seen(rel)
+    return sorted(line for line in hand_lines_of(services, rel, text)
+                  if since is None or first_seen.get(fact_key(line), since) >= since)
+
+
+def _files(services: VaultServices, run: RunEvidence) -> Mapping[str, str]:
+    return run.files if run.files is not None else {rel: _disk_text(services, rel) for rel in CURATED_PATHS}
 
 
 def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidence) -> Safeguards:
-    """The file's safeguards: the run's evidence plus its own hand edits, and the facts protected from removal."""
+    """The file's safeguards: the run's evidence plus its own new hand edits, what is protected, the budgets."""
     hand = hand_lines_of(services, rel, old_text)
     since = (services.clock().date() - timedelta(days=PROTECTION_DAYS)).isoformat()
     recent = {key for key, day in services.state.first_seen(rel).items() if day >= since}
-    hand_facts = {fact_key(line) for line in evidence_lines(hand)}
+    hand_facts = evidence_lines(hand)
+    files = _files(services, run)
+    headings = tuple(s.heading for text in files.values() for s in markdown.parse(text).sections)
+    config = services.config
+    growth = Growth(config.curation_max_added_per_run, config.curation_max_added_per_month,
+                    config.index_max_file_bytes, run.added.get(rel, 0), run.removed.get(rel, 0))
     return Safeguards(
-        evidence=run.lines + evidence_lines(hand),
-        protected=frozenset(recent | hand_facts),
+        evidence=run.lines + evidence_lines(new_hand_lines(services, rel, old_text, run.since.get(rel))),
+        protected=frozenset(recent | {fact_key(line) for line in hand_facts}),
         forgotten=run.forgotten,
         move_targets=frozenset(CURATED_PATHS) - {rel},
         budget=run.budget,
+        hand=frozenset(text_key(line) for line in hand_facts),
+        headings=headings,
+        incoming=tuple((f.text, f.section) for other, text in files.items() if other != rel
+                       for f in markdown.parse(text).facts),
+        growth=growth,
     )
 
 
@@ -102,7 +136,7 @@ def outcome_of(verdict: Verdict, old_text: str) -> tuple[FileOutcome, str]:
         return FileOutcome("rejected", verdict.reasons, verdict.changes), old_text
     if verdict.text == old_text:
         return FileOutcome("unchanged", [], verdict.changes), old_text
-    return FileOutcome("proposed", verdict.repairs, verdict.changes), verdict.text
+    return FileOutcome("proposed", verdict.repairs, verdict.changes, added=verdict.added), verdict.text
 
 
 def check_rewrite(
@@ -162,7 +196,7 @@ def land(
         )
     except WolfmemError as exc:
         return FileOutcome("failed", [f"could not write {rel}: {exc}"], checked.changes)
-    return FileOutcome("written", checked.reasons, checked.changes, written.revision, archived)
+    return FileOutcome("written", checked.reasons, checked.changes, written.revision, archived, checked.added)
 
 
 def _records(services: VaultServices, rel: str, departures: list[Departure], cause: Cause) -> list[ArchivedFact]:
@@ -240,17 +274,26 @@ def _disk_text(services: VaultServices, rel: str) -> str:
 
 
 def _unreceived(departures: list[Departure], text_of: Callable[[str], str]) -> list[str]:
-    """Reasons for each fact moved to a file whose text does not carry it."""
+    """Reasons for each fact moved to a file whose text does not hold it, about the same subject."""
     reasons = []
-    receivers: dict[str, WordIndex[str]] = {}
+    receivers: dict[str, tuple[WordIndex[markdown.Fact], list[str]]] = {}
     for departure in departures:
         if departure.reason != "moved":
             continue
         if departure.into not in receivers:
-            receivers[departure.into] = WordIndex()
-            for fact in markdown.parse(text_of(departure.into)).facts:
-                receivers[departure.into].add(fact.text, fact.text)
-        if receivers[departure.into].carriers(departure.fact, carries, lambda line: line) is None:
-            reasons.append(f"moves {quote(departure.fact)} to {departure.into}, "
-                           "but that file's text after this run does not hold it")
+            parsed = markdown.parse(text_of(departure.into))
+            index: WordIndex[markdown.Fact] = WordIndex()
+            for fact in parsed.facts:
+                index.add(fact.text, fact)
+            receivers[departure.into] = (index, [section.heading for section in parsed.sections])
+        index, headings = receivers[departure.into]
+        # Sarah's "Prefers tea" lands in preferences.md as "Sarah prefers tea", never as the user's "Prefers tea".
+        known = Subjects([*headings, departure.section])
+        words = fact_words(departure.fact)
+        # A carrying line may miss one plain word in five, so one of the n//5 + 1 rarest is certainly in it.
+        held = any(carries(f.text, departure.fact) and known.of(f.section, f.text) == departure.subject
+                   for f in index.candidates(index.rarest(words, len(words) // 5 + 1)))
+        if not held:
+            reasons.append(f"moves {quote(departure.fact)} to {departure.into}, but that file's text after this "
+                           "run does not hold it about the same subject")
     return reasons

@@ -23,6 +23,9 @@ class RoundInputs:
     episodes: list[Episode]
     saves: list[SavedFact]
     targets: list[str]
+    added: dict[str, int] = field(default_factory=dict)  # facts and sections added per file in the last 30 days
+    # Per file: hand lines first seen from this day on are new evidence (a file never settled: all are).
+    fresh_since: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -99,7 +102,7 @@ def combined(before: FileOutcome | None, now: FileOutcome) -> FileOutcome:
 
     status = max(before, now, key=weight).status if weight(before) != weight(now) else now.status
     return FileOutcome(status, before.reasons + now.reasons, before.changes + now.changes,
-                       now.revision or before.revision, before.archived + now.archived)
+                       now.revision or before.revision, before.archived + now.archived, before.added + now.added)
 
 
 def run_status(files: dict[str, FileOutcome], targets: list[str], dry_run: bool) -> str:

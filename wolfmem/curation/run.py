@@ -25,6 +25,7 @@ from typing import Any
 from wolfmem.config import Config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.curation.budget import window_start
 from wolfmem.curation.contract import (
     CurationRequest,
     Curator,
@@ -42,13 +43,13 @@ from wolfmem.curation.coverage import (
     baseline,
     batches,
 )
-from wolfmem.curation.evidence import evidence_lines
 from wolfmem.curation.landing import (
     Rewrite,
-    RunEvidence,
     forgotten_facts,
     hand_lines_of,
     land_all,
+    new_hand_lines,
+    run_evidence,
 )
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
@@ -75,6 +76,7 @@ from wolfmem.storage.vault import (
 )
 
 log = logging.getLogger(__name__)
+_UNCHANGED = FileOutcome("unchanged")
 
 
 def make_curator(config: Config) -> Curator:
@@ -181,13 +183,20 @@ def run(
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
+    window = window_start(day)
     for number, batch in enumerate(rounds):
         inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
+        inputs.added = coverage.added_since(window)
+        # A hand line is evidence once: in the runs up to the one that settles its file.
+        inputs.fresh_since = {rel: (_day_after(d) or day).isoformat() for rel, d in coverage.settled.items()}
         files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:
             break
-        coverage = replace(coverage, files=_seen_files(coverage.files, inputs, files))
+        grown = {rel: outcome.added for rel, outcome in files.items() if outcome.status == "written"}
+        done = {rel: day_s for rel in inputs.files if files.get(rel, _UNCHANGED).status in ("written", "unchanged")}
+        coverage = replace(coverage.grown(day_s, grown, window), files=_seen_files(coverage.files, inputs, files),
+                           settled={**coverage.settled, **done})
         settled = run_status(files, inputs.targets, dry_run) in SUCCESS
         if settled:
             coverage = coverage.consume(batch, day_s, logs, present)
@@ -269,16 +278,18 @@ def _land(
         else:
             old_text, revision = inputs.files[rel]
             rewrites[rel] = Rewrite(old_text, revision, answer.content, answer.changes)
-    # What arrived since the last run backs a supersession: episode lines, saves and hand edits.
+    # Only what arrived since the last run is evidence: its episode lines, saves and new hand edits.
     texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
-    texts += [line for item in request.files.values() for line in item.hand_lines]
-    run_evidence = RunEvidence(evidence_lines(texts), request.forgotten)
+    read = {rel: text for rel, (text, _) in inputs.files.items()}
+    fresh = inputs.fresh_since
+    texts += [line for rel, text in read.items() for line in new_hand_lines(services, rel, text, fresh.get(rel))]
+    evidence = run_evidence(services, texts, since=fresh, files=read, added=inputs.added)
     to_stage = []
-    for rel, (outcome, new_text) in land_all(services, rewrites, run_evidence, dry_run=dry_run).items():
+    for rel, (outcome, new_text) in land_all(services, rewrites, evidence, dry_run=dry_run).items():
         old_text, revision = inputs.files[rel]
         if outcome.status == "staged":
             to_stage.append(StagedRewrite(rel, request.day, revision, new_text, outcome.changes, outcome.reasons,
-                                          list(run_evidence.lines)))
+                                          list(evidence.lines)))
             outcome.reasons.append("staged for a person: `wolfmem curate apply --dry-run` shows it, "
                                    "`wolfmem curate apply` lands it")
         if dry_run and outcome.status in ("proposed", "staged"):

@@ -11,21 +11,26 @@ mechanical, then rejects the rest. In order:
   fact is a `- ` bullet under a `##` section (old content is left as it was);
 * duplicated lines are collapsed to the count the old file had, and a new line
   that brings back a fact the person asked to forget is left out;
-* no unaccounted loss, judged on evidence (`curation.evidence`): each old fact
-  is in the new file, merged into a line that carries it, superseded by a line
-  on the same subject backed by evidence since the last run, moved to another
-  file of the run, or removed as junk with a reason (never a protected fact);
+* nothing changes meaning unaccounted, judged on evidence (`curation.evidence`): each old fact
+  is in the new file as it read, under a heading about the same subject; or it is merged into a
+  line that carries it, superseded by a line on the same subject backed by evidence about that
+  subject since the last run, moved to another file of the run, or removed as junk with a
+  reason (never a protected fact); an undeclared rewording must say the same about the same
+  subject; every new fact is backed by an episode line or a save since the last run;
 * hand edits survive: every line a person wrote since wolfmem last wrote the
   file appears verbatim;
 * nothing new is a secret, an instruction or behavioural rule for the agent,
-  or carries control characters (NUL, bidi overrides, odd line breaks);
+  or carries control characters (NUL, bidi overrides, odd line breaks), and no new
+  line adds markup that changes or leaks what it says (`curation.markup`);
 * the title stays, and hand-edited lines keep their order and stay facts;
-* size bounds: a rewrite may not balloon (a runaway model), and what leaves a
-  file has a budget per run; a rewrite over it that passes every other check
-  is *staged* (its verdict carries the text and `over_budget`), never landed.
+* size bounds: a rewrite may not balloon (a runaway model) nor grow a file past the
+  index's per-file cut, and what leaves or arrives has budgets per run and over 30
+  days (`curation.budget`); a rewrite over one that passes every other check is
+  *staged* (its verdict carries the text and `over_budget`), never landed.
 
-New facts the change list does not declare are not refused; they are added to
-the verdict's change list as undeclared additions, so the curation log shows them.
+Changes the change list does not declare (a backed addition, a rewording, a section
+move, a heading renamed) are added to the verdict's change list, so the curation log
+shows every one.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from wolfmem.core.markdown import content_lines
 from wolfmem.core.untrusted import looks_like_instruction, unsafe_characters
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import Departure, Safeguards, account, readded
+from wolfmem.curation.markup import added_markup
 
 # "filed" (moved to the section it names) is the offline curator's; the LLM uses the first five.
 CHANGE_KINDS = tuple(kind.value for kind in ChangeKind)
@@ -71,7 +77,8 @@ class Verdict:
     repairs: list[str] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     departures: list[Departure] = field(default_factory=list)  # every fact that leaves, for the archive
-    over_budget: str = ""  # set when only the removal budget stands in the way: stage it for a person
+    over_budget: str = ""  # set when only a budget stands in the way: stage it for a person
+    added: int = 0  # new facts and sections it brings, for the 30-day growth budget
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -207,15 +214,27 @@ def validate(
         *_code_kept(old, new),
         *_hand_order_and_shape(old_text, text, old, new, hand_lines),
         *_secrets_and_rules(old_text, text),
+        *added_markup(old_text, text, guards.evidence),
+        *_size(old_text, text, guards.growth.max_bytes),
         *accounting.reasons,
     ]
     if reasons:
         return Verdict(False, old_text, reasons, repairs, changes)
-    changes = changes + _undeclared_additions(old, new, changes)
+    changes = changes + accounting.listed
+    changes += _undeclared_additions(old, new, changes)
     if accounting.over_budget:
         return Verdict(False, text, [accounting.over_budget], repairs, changes, accounting.departures,
-                       accounting.over_budget)
-    return Verdict(True, text, [], repairs, changes, accounting.departures)
+                       accounting.over_budget, accounting.added)
+    return Verdict(True, text, [], repairs, changes, accounting.departures, added=accounting.added)
+
+
+def _size(old_text: str, text: str, max_bytes: int) -> list[str]:
+    """A file is never grown past the bytes the index reads of it: what lies beyond is not searchable."""
+    size = len(text.encode("utf-8"))
+    if size > max_bytes and size > len(old_text.encode("utf-8")):
+        return [f"the rewrite is {size:,} bytes, past the {max_bytes:,} the index reads of a file "
+                "(index.max_file_bytes); the facts beyond would not be found"]
+    return []
 
 
 def _cut_off(raw: str, old_lines: set[str]) -> list[str]:

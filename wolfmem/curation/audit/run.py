@@ -56,6 +56,7 @@ from wolfmem.curation.landing import (
     apply_rewrite,
     check_rewrite,
     hand_lines_of,
+    new_hand_lines,
     run_evidence,
 )
 from wolfmem.errors import LLMError, UsageError, WolfmemError
@@ -159,14 +160,16 @@ def _month_evidence(
     services: VaultServices, evidence: prompting.Evidence, files: dict[str, tuple[str, str]], month: str, *,
     budget: bool = True,
 ) -> RunEvidence:
-    """What backs a supersession in an audit: the month's episodes, the facts first seen in it, and hand edits."""
+    """What backs a change in an audit: the month's episodes, the facts first seen in it, and its new hand edits."""
+    start = f"{month}-01"
     texts = [text for _, text in evidence.episodes]
     for rel, (body, _) in files.items():
         first_seen = services.state.first_seen(rel)
         texts += [fact.text for fact in markdown.parse(body).facts
                   if first_seen.get(fact_key(fact.text), "").startswith(month)]
-        texts += list(hand_lines_of(services, rel, body))
-    return run_evidence(services, texts, budget=budget)
+        texts += new_hand_lines(services, rel, body, start)
+    return run_evidence(services, texts, budget=budget, since=dict.fromkeys(files, start),
+                        files={rel: body for rel, (body, _) in files.items()})
 
 
 def _evidence(services: VaultServices, month: str, today: date) -> prompting.Evidence:

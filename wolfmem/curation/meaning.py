@@ -1,0 +1,119 @@
+"""What a fact says and whom it is about, as curation's checks need it (pure; no I/O).
+
+Curation may tidy a file, never change what a line says: these are the rules the
+accounting (`curation.evidence`) and the validator apply to every line that leaves,
+moves or arrives.
+
+* How a line reads is its text up to whitespace (`text_key`): case, punctuation and
+  Unicode forms are part of it, so "106" rewritten as "10⁶" is an edit, not the same line.
+* Whom a fact is about is `compare.subject_key` of its section and text, against the
+  headings of the files before and after (`Subjects`): a section is part of what a fact says.
+* An evidence line is *about* a subject (`about`) when it names that subject, or names
+  nobody else: not another section's entity, not a name the fact does not hold.
+* An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
+  carries it, or holds every value of it (number, date, name; most of its words when it has
+  none) and agrees on negation and never says the contrary.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable
+
+from wolfmem.core.compare import Relation, carries, relate, subject_key
+from wolfmem.core.entities import entity_key
+from wolfmem.core.reading import read
+
+Subject = frozenset[str]
+_PART = re.compile(r"\w+")
+
+
+def text_key(text: str) -> str:
+    """How a line reads, blind only to whitespace: any other change is an edit."""
+    return " ".join(text.split())
+
+
+class Subjects:
+    """Whom lines speak of (`compare.subject_key`) against one set of headings, remembered per line.
+
+    A line is compared only with the headings sharing a word with it: a file of thousands of sections
+    is not scanned once per line.
+    """
+
+    def __init__(self, headings: Iterable[str]) -> None:
+        self.headings = tuple(dict.fromkeys(headings))
+        self._by_part: dict[str, list[str]] = defaultdict(list)
+        for heading in self.headings:
+            for part in {part for word in entity_key(heading) for part in _PART.findall(word)}:
+                self._by_part[part].append(heading)
+        self._memo: dict[tuple[str, str], Subject] = {}
+
+    def of(self, section: str | None, text: str) -> Subject:
+        """Whom `text`, filed under `section` (None: no heading), speaks of."""
+        key = (section or "", text)
+        if key not in self._memo:
+            parts = set(_PART.findall(unicodedata.normalize("NFC", text).casefold()))
+            named = list(dict.fromkeys(heading for part in parts for heading in self._by_part.get(part, ())))
+            self._memo[key] = subject_key(section or None, text, named)
+        return self._memo[key]
+
+
+def recharactered(line: str, fact: str) -> str:
+    """Compatibility characters (full-width, superscript, ligatures) `line` has and `fact` had not ('' if none).
+
+    NFKC folds them away for dedup, but they change how the line reads and what search finds.
+    """
+    added = {c for c in line if unicodedata.normalize("NFKC", c) != c} - set(fact)
+    return "".join(sorted(added))
+
+
+def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Subjects) -> bool:
+    """Whether an evidence line may speak of `who`: it names them, or names nobody else.
+
+    "Tom's birthday is 4 May" is not about Sarah, whatever it shares with her line; "Her birthday
+    moved to 4 May" names nobody else, so it may be.
+    """
+    said = subjects.of(None, evidence)
+    if said == who:
+        return True
+    if said and said != who:
+        return False  # it names another entity of the file (or speaks of the user first)
+    if who and _names(evidence) & who:
+        return True
+    return not (_names(evidence) - fact_words - who)
+
+
+def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool:
+    """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
+    if not about(evidence, who, read(fact).words, subjects):
+        return False
+    if carries(evidence, fact):
+        return True
+    a, e = read(fact), read(evidence)
+    if a.negated != e.negated or relate(fact, evidence) is Relation.CONTRADICTS:
+        return False
+    values = a.numbers | a.times | a.names
+    if not values <= e.words:
+        return False
+    # A fact with values is backed by a line about its subject holding them all ("Tom said he moved to
+    # Oslo" backs "Tom lives in Oslo"); one without needs most of its words.
+    return bool(values) or (bool(a.plain) and 2 * len(a.plain & e.words) > len(a.plain))
+
+
+def novel_values(line: str, sources: Iterable[str]) -> frozenset[str]:
+    """The values (numbers, dates, names) of `line` that none of `sources` holds: what a merge would invent."""
+    reading = read(line)
+    held: set[str] = set()
+    for source in sources:
+        held |= read(source).words
+    return (reading.numbers | reading.times | reading.names) - held
+
+
+def _names(text: str) -> frozenset[str]:
+    """The names a line holds; a capitalised first word only when possessive ("Tom's birthday")."""
+    reading = read(text)
+    first = text.split()[:1]
+    possessive = bool(first) and first[0].endswith(("'s", "\u2019s"))
+    return reading.names | (reading.lead if possessive else frozenset())

@@ -82,6 +82,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Weekday and local time of the weekly digest, 'ddd HH:MM', or 'off'."),
     Setting("schedule.heartbeat_minutes", int, 5, "Minutes between checks for overdue jobs."),
     Setting("audit.apply", bool, True, "Apply audit changes (true) or only stage them in the report (false)."),
+    Setting("curation.max_requests", int, 60,
+            "LLM requests one curation run (or one audit) may send; the backlog waits for the next run."),
+    Setting("curation.max_tokens", int, 600_000,
+            "LLM tokens (prompt and reply) one curation run (or one audit) may spend; the backlog waits."),
     Setting("lease.hours", float, 36.0,
             "Hours a machine's curation lease stays fresh before another machine may take over."),
 )
@@ -117,6 +121,8 @@ class Config:
     schedule_digest: str = "sun 19:00"
     schedule_heartbeat_minutes: int = 5
     audit_apply: bool = True
+    curation_max_requests: int = 60
+    curation_max_tokens: int = 600_000
     lease_hours: float = 36.0
 
     def vault_path(self) -> Path:

@@ -25,6 +25,7 @@ from typing import Any
 from wolfmem.config import Config
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.curation.budget import Budget
 from wolfmem.curation.contract import (
     CurationRequest,
     Curator,
@@ -181,8 +182,13 @@ def run(
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
+    budget = Budget.of(services.config)
     for number, batch in enumerate(rounds):
         inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
+        # A round sends at most one request per file; past the budget the rest waits for the next run.
+        result.stopped = budget.refusal(tally.requests, tally.usage, len(inputs.targets)) or ""
+        if result.stopped:
+            break
         files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:

@@ -104,6 +104,10 @@ def render(data: dict[str, Any]) -> str:
             f"{last.get('summary', '')}".rstrip()
             + f"; next {job.get('next_run') or 'n/a'}"
         )
+    curation = data.get("last_curation") or {}
+    if curation.get("left"):
+        why = f" ({curation['stopped']})" if curation.get("stopped") else ""
+        lines.append(f"curation: {curation['left']:,} episode entries wait for the next run{why}")
     if jobs.get("lease"):
         lines.append(f"curates:  {jobs['lease']}")
     detail = jobs.get("lease_detail") or {}

@@ -50,6 +50,7 @@ from wolfmem.curation.audit.report import (
     summarise,
     write_report,
 )
+from wolfmem.curation.budget import Budget
 from wolfmem.curation.contract import Change, FileInput
 from wolfmem.curation.landing import (
     RunEvidence,
@@ -102,10 +103,16 @@ def run_audit(
     label = auditor.label if auditor else "offline (mechanical checks only; no LLM configured)"
     if auditor is not None:
         evidence = _evidence(services, month, today)
+        budget, requests = Budget.of(config), 0
         try:
             for rel, (body, _) in files.items():
                 if not markdown.parse(body).facts:
                     continue
+                stopped = budget.refusal(requests, usage, 1)
+                if stopped:
+                    errors[rel] = f"not audited: {stopped}; the next audit reads it"
+                    continue
+                requests += 1
                 item = FileInput(rel, body, services.state.first_seen(rel), hand_lines_of(services, rel, body))
                 try:
                     answer = auditor.audit(item, evidence)

@@ -102,19 +102,43 @@ def _text_digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+# A file whose first 8 kB hold more than this share and number of NULs is binary (UTF-16 text is
+# half NUL); a few stray NULs in a text file are their lines' problem, not the whole file's.
+BINARY_NUL_SHARE, BINARY_NULS = 0.01, 16
+_SHOWN_LINES = 5  # lines a note names before "and N more"
+
+
 def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
-    """The text to index from a file's bytes, or None and why it cannot be indexed; a note on truncation."""
-    if b"\x00" in data[:8192]:
+    """The text to index from a file's bytes, or None and why it cannot be indexed; a note on what was left out."""
+    head = data[:8192]
+    nuls = head.count(b"\x00")
+    if nuls > BINARY_NULS and nuls > len(head) * BINARY_NUL_SHARE:
         return None, "binary content"
-    note = ""
+    notes = []
     if len(data) > max_bytes:
         cut = data.rfind(b"\n", 0, max_bytes)
         data = data[: cut + 1 if cut > 0 else max_bytes]
-        note = f"only the first {len(data):,} bytes are indexed"
+        notes.append(f"only the first {len(data):,} bytes are indexed")
     try:
-        return data.decode("utf-8-sig"), note
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+        return None, "binary content" if nuls else f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    if "\x00" in text:
+        text, blanked = _without_nul_lines(text)
+        shown = ", ".join(map(str, blanked[:_SHOWN_LINES]))
+        more = f" and {len(blanked) - _SHOWN_LINES} more" if len(blanked) > _SHOWN_LINES else ""
+        notes.append(f"line{'s' if len(blanked) > 1 else ''} {shown}{more} hold{'' if len(blanked) > 1 else 's'} "
+                     "a NUL byte and is not searchable; delete the stray byte in an editor")
+    return text, "; ".join(notes)
+
+
+def _without_nul_lines(text: str) -> tuple[str, list[int]]:
+    """`text` with each line holding a NUL emptied: every other line keeps its number (lines as `markdown` counts them)."""
+    lines = text.split("\n")
+    blanked = [number for number, line in enumerate(lines, 1) if "\x00" in line]
+    for number in blanked:
+        lines[number - 1] = ""
+    return "\n".join(lines), blanked
 
 
 @dataclass(frozen=True)

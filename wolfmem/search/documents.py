@@ -133,7 +133,7 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
 
 
 def _without_nul_lines(text: str) -> tuple[str, list[int]]:
-    """`text` with each line holding a NUL emptied: every other line keeps its number (lines as `markdown` counts them)."""
+    """`text` with each line holding a NUL emptied; every other line keeps its number, as `markdown` counts."""
     lines = text.split("\n")
     blanked = [number for number, line in enumerate(lines, 1) if "\x00" in line]
     for number in blanked:

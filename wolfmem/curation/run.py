@@ -68,6 +68,7 @@ from wolfmem.curation.outcome import (
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import WolfmemError, storage_error
+from wolfmem.limits import curated_file_problem
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -96,6 +97,15 @@ def _read(services: VaultServices, rel: str) -> tuple[bytes, str]:
     return data, data.decode("utf-8")
 
 
+def _too_large(services: VaultServices, rel: str) -> str | None:
+    """Why a curated file is too large to curate (`limits.curated_file_problem`), or None."""
+    try:
+        size = services.vault.size(rel)
+    except (OSError, WolfmemError):
+        return None  # the read that follows says why
+    return curated_file_problem(rel, size, services.config.index_max_file_bytes)
+
+
 def _read_logs(services: VaultServices) -> tuple[list[EpisodeLog], list[str]]:
     """Every readable episode log, and the paths of all of them (readable or not)."""
     logs, present = [], []
@@ -118,6 +128,10 @@ def _gather(
     """Read the curated files (and the saves when asked); decide which files need the curator."""
     inputs = RoundInputs({}, {}, list(episodes), [], [])
     for rel in CURATED_PATHS:
+        too_large = _too_large(services, rel)
+        if too_large:
+            inputs.unreadable[rel] = f"skipped: {too_large}"
+            continue
         try:
             data, text = _read(services, rel)
         except OSError as exc:

@@ -60,6 +60,7 @@ from wolfmem.curation.landing import (
     run_evidence,
 )
 from wolfmem.errors import LLMError, UsageError, WolfmemError
+from wolfmem.limits import curated_file_problem
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
 from wolfmem.storage.writer import Cause
@@ -146,6 +147,10 @@ def _read_files(services: VaultServices) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
         try:
+            too_large = curated_file_problem(rel, services.vault.size(rel), services.config.index_max_file_bytes)
+            if too_large:
+                log.warning("audit skipped %s", too_large)
+                continue
             data = services.vault.read_or_empty(rel)
             files[rel] = (data.decode("utf-8"), content_hash(data))
         except (OSError, UnicodeDecodeError, WolfmemError) as exc:

@@ -77,6 +77,10 @@ BY_ARGUMENT: dict[str, Limit] = {
 # -- replies --------------------------------------------------------------------
 ECHO_CHARS = 120  # a query quoted back: a pasted page must not come back twice
 HIT_TEXT_CHARS = 2_000  # a search hit's text; memory_get reads a longer line whole
+# All the hits' text of one memory_search answer (its text and its structured content each): the
+# largest batch the limits allow (8 queries, 50 hits each) once answered with 280 kB.
+SEARCH_ANSWER_CHARS = 40_000
+MIN_HIT_CHARS = 160  # a hit cut shorter than this says too little: fewer hits are shown instead
 ERROR_CHARS = 2_000  # an error message, which may quote an argument
 # memory_get replies are bounded in refs.py (MAX_LINES, MAX_CHARS); search replies by their limit.
 

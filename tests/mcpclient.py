@@ -38,6 +38,19 @@ class McpClient:
         """Call a tool and return its result (errors included)."""
         return self.portal.call(functools.partial(self.session.call_tool, name, arguments, read_timeout_seconds=30))
 
+    def call_with_progress(
+        self, name: str, arguments: dict[str, Any] | None = None
+    ) -> tuple[types.CallToolResult, list[tuple[float, float | None, str | None]]]:
+        """Call a tool asking for progress notifications; its result and the (progress, total, message) heard."""
+        heard: list[tuple[float, float | None, str | None]] = []
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            heard.append((done, total, message))
+
+        result = self.portal.call(functools.partial(
+            self.session.call_tool, name, arguments, read_timeout_seconds=30, progress_callback=progress))
+        return result, heard
+
     def call_soon(self, name: str, arguments: dict[str, Any] | None = None) -> Future[types.CallToolResult]:
         """Send a tool call without waiting; cancelling the future cancels the request, as a client does."""
         return self.portal.start_task_soon(functools.partial(self.session.call_tool, name, arguments))

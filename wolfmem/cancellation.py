@@ -6,6 +6,9 @@ between a search's stages) raises `Cancelled` if the caller has given up. The qu
 context variable, so it reaches the library without a parameter on every call, and each worker
 thread sees only its own caller's (anyio runs worker threads in a copy of the caller's context).
 Outside `cancellable()`, as in the CLI, checkpoints cost a lookup and never raise.
+
+The same points tell a caller that listens (`reporting()`, the MCP server's progress
+notifications) what a long call is doing now: a batch search of 8 long queries takes seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from contextvars import ContextVar
 from wolfmem.errors import WolfmemError
 
 _is_cancelled: ContextVar[Callable[[], bool] | None] = ContextVar("wolfmem_is_cancelled", default=None)
+_report: ContextVar[Callable[[str], None] | None] = ContextVar("wolfmem_report", default=None)
 
 
 class Cancelled(WolfmemError):
@@ -43,8 +47,21 @@ def shielded() -> Iterator[None]:
         _is_cancelled.reset(token)
 
 
+@contextmanager
+def reporting(report: Callable[[str], None]) -> Iterator[None]:
+    """Within this block, each checkpoint first tells `report` the stage about to begin."""
+    token = _report.set(report)
+    try:
+        yield
+    finally:
+        _report.reset(token)
+
+
 def checkpoint(stage: str) -> None:
-    """Raise Cancelled, naming the stage not begun, if the current caller has cancelled."""
+    """Report the stage about to begin to a listening caller; raise Cancelled, naming it, if the caller cancelled."""
     is_cancelled = _is_cancelled.get()
     if is_cancelled is not None and is_cancelled():
         raise Cancelled(f"cancelled before {stage}; nothing was changed")
+    report = _report.get()
+    if report is not None:
+        report(stage)

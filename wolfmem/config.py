@@ -86,6 +86,10 @@ SETTINGS: tuple[Setting, ...] = (
             "New facts or sections one curation run may add to a file; more is staged for a person."),
     Setting("curation.max_added_per_month", int, 100,
             "New facts or sections curation may add to a file in any 30 days; more is staged for a person."),
+    Setting("curation.max_requests", int, 60,
+            "LLM requests one curation run (or one audit) may send; the backlog waits for the next run."),
+    Setting("curation.max_tokens", int, 600_000,
+            "LLM tokens (prompt and reply) one curation run (or one audit) may spend; the backlog waits."),
     Setting("lease.hours", float, 36.0,
             "Hours a machine's curation lease stays fresh before another machine may take over."),
 )
@@ -123,6 +127,8 @@ class Config:
     audit_apply: bool = True
     curation_max_added_per_run: int = 20
     curation_max_added_per_month: int = 100
+    curation_max_requests: int = 60
+    curation_max_tokens: int = 600_000
     lease_hours: float = 36.0
 
     def vault_path(self) -> Path:

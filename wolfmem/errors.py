@@ -34,6 +34,14 @@ class SecretRefused(InvalidFact):
         self.kind = kind
 
 
+class FileTooLarge(UsageError):
+    """A curated file is larger than wolfmem reads whole; saves and curation refuse it until it is split."""
+
+    def __init__(self, rel: str, message: str) -> None:
+        super().__init__(message)
+        self.rel = rel
+
+
 class OutsideVault(UsageError):
     """A path or ref points outside the vault (.., absolute path, symlink escape)."""
 

@@ -77,8 +77,26 @@ BY_ARGUMENT: dict[str, Limit] = {
 # -- replies --------------------------------------------------------------------
 ECHO_CHARS = 120  # a query quoted back: a pasted page must not come back twice
 HIT_TEXT_CHARS = 2_000  # a search hit's text; memory_get reads a longer line whole
+# All the hits' text of one memory_search answer (its text and its structured content each): the
+# largest batch the limits allow (8 queries, 50 hits each) once answered with 280 kB.
+SEARCH_ANSWER_CHARS = 40_000
+MIN_HIT_CHARS = 160  # a hit cut shorter than this says too little: fewer hits are shown instead
 ERROR_CHARS = 2_000  # an error message, which may quote an argument
 # memory_get replies are bounded in refs.py (MAX_LINES, MAX_CHARS); search replies by their limit.
+
+
+# -- files --------------------------------------------------------------------
+def curated_file_problem(rel: str, size: int, cap: int) -> str | None:
+    """Why a curated file of `size` bytes is too large to save into, map or curate; None when it is not.
+
+    The cap is `index.max_file_bytes`: past it the index, and so the duplicate check, sees only the
+    file's start, and a 1M-line people.md made the map take 103 s and a save 293 s.
+    """
+    if size <= cap:
+        return None
+    return (f"{rel} is {size:,} bytes, over the {cap:,} a curated file may hold (index.max_file_bytes), "
+            f"so saves, the map and curation skip it — split it: move old sections into a note such as "
+            f"{rel.removesuffix('.md')}-archive.md, or raise index.max_file_bytes")
 
 
 def cut(text: str, chars: int) -> str:

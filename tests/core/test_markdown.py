@@ -448,3 +448,54 @@ def test_episode_helpers() -> None:
 def test_episode_block_refuses_multiline(args: tuple[str, str, list[str]]) -> None:
     with pytest.raises(ValueError):
         episode_block(*args)
+
+
+TRICKY_SECTIONS = [
+    "- a\n- b\n",
+    "- a\n\n- b\n\n",
+    "- a\n  - nested\n- b\n  continued\n",
+    "- a\n```\n- inside a fence\n\n- still inside\n",
+    "- a\n<!--\n- in a comment\n\n- still\n",
+    "- a\n### Sub\n- under sub\n",
+    "- a\n> quote\n- b\n",
+    "* a\n+ b\n1. c\n",
+    "- a\n---\n- b\n",
+    "text\n- a\nmore text\n",
+    "- a\n    - deep\n\n  - b\n",
+    "| x | y |\n|---|---|\n| 1 | 2 |\n- a\n",
+]
+
+
+@pytest.mark.parametrize("body", TRICKY_SECTIONS)
+@pytest.mark.parametrize("bullets", [1, 200])
+def test_a_section_parsed_from_its_last_bullet_equals_a_full_parse(body: str, bullets: int) -> None:
+    text = "# T\n\n## S\n" + "".join(f"- fact {n}\n" for n in range(bullets)) + body + "\n## Next\n- z\n"
+    real = markdown.parse_after_insert
+    checked = []
+
+    def check(before, section, new_text, count):  # type: ignore[no-untyped-def]
+        derived = real(before, section, new_text, count)
+        assert derived == markdown._scan_uncached(new_text)[0]
+        checked.append(True)
+        return derived
+
+    with mock.patch.object(edits, "parse_after_insert", check), contextlib.suppress(ValueError):
+        add_fact(text, "Brand new fact", "S", "T")
+    assert checked
+
+
+def test_an_insert_into_a_big_section_parses_a_few_lines_not_the_section() -> None:
+    """Issue 24: saves into one section of 2,000 facts re-parsed all of it (p50 60 -> 259 ms)."""
+    text = "# T\n\n## S\n" + "".join(f"- fact number {n}\n" for n in range(2000))
+    parse(text)  # the save has parsed the file already, to route and dedup
+    parsed_chars = []
+    real = markdown._scan_uncached
+
+    def counting(source: str):  # type: ignore[no-untyped-def]
+        parsed_chars.append(len(source))
+        return real(source)
+
+    with mock.patch.object(markdown, "_scan_uncached", counting):
+        new_text, line = add_fact(text, "Brand new fact", "S", "T")
+    assert line == 2004 and sum(parsed_chars) < 200
+    assert parse(new_text).facts[-1] == markdown.Fact("Brand new fact", 2004, "S")

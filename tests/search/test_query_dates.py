@@ -8,6 +8,7 @@ from datetime import date
 
 import pytest
 
+from wolfmem.search import query_dates
 from wolfmem.search.query_dates import (
     DatedQuery,
     Window,
@@ -129,3 +130,32 @@ def test_dateparser_is_imported_only_for_queries_that_may_name_a_date() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]
+
+
+def test_dateparser_reads_a_bounded_part_of_a_long_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: a 20,000-character query went whole to dateparser (~1 ms a character)."""
+    import dateparser.search
+
+    read_chars: list[int] = []
+    real = dateparser.search.search_dates
+
+    def counting(text: str, *args: object, **kwargs: object) -> object:
+        read_chars.append(len(text))
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(dateparser.search, "search_dates", counting)
+    filler = "release 42 budget review with the platform team and a note about port 8080 " * 300
+    query = "What did Caroline do on 1 May 2022? " + filler
+    assert len(query) > 20_000
+    dated = read(query, TODAY)
+    assert sum(read_chars) <= query_dates.DATE_CHARS
+    assert dated.period == Window(d("2022-05-01"), d("2022-05-01"))  # a date near the start is still read
+    assert "Caroline" in dated.text and "8080" in dated.text
+
+
+def test_short_queries_are_read_whole() -> None:
+    assert query_dates.regions("What did Caroline do on 1 May 2022?") == [(0, 35)]
+    long = "word " * 100 + "on 1 May 2022 " + "word " * 100
+    spans = query_dates.regions(long)
+    assert sum(end - start for start, end in spans) <= query_dates.DATE_CHARS
+    assert any("1 May 2022" in long[start:end] for start, end in spans)

@@ -61,6 +61,19 @@ class Relation(enum.Enum):
     UNRELATED = "unrelated"
 
 
+# A fact is at most 300 characters (limits.MAX_FACT_CHARS). A hand-written line far longer is a
+# pasted paragraph, not one claim, and reading one costs ~6 µs a character (a 1 MB line ~7 s, and
+# a save compared it with every candidate): such a line is compared by its exact text only, so it
+# never duplicates, contradicts, carries or backs another. Each of those rules then errs the safe
+# way: no merge, no contradiction flag, no supersession it would have backed.
+COMPARED_CHARS = 2_000
+
+
+def comparable(text: str) -> bool:
+    """Whether a line is short enough to be read for comparison (`COMPARED_CHARS`)."""
+    return len(text) <= COMPARED_CHARS
+
+
 _CONTRADICTION_OVERLAP = 0.6
 # Verbs too generic to make two facts "about the same thing" on their own.
 _WEAK_STEMS = frozenset(
@@ -164,6 +177,8 @@ def relate(new: str, old: str) -> Relation:
     """Decide whether `new` duplicates, contradicts, or is unrelated to `old`."""
     if normalise(new) == normalise(old):
         return Relation.DUPLICATE
+    if not (comparable(new) and comparable(old)):
+        return Relation.UNRELATED
     a, b = read(new), read(old)
     a, b = _fold_agent_nouns(a, b), _fold_agent_nouns(b, a)
     only_a, only_b = _unmatched(a, b), _unmatched(b, a)
@@ -241,8 +256,8 @@ _CARRY_SLACK = 5  # one plain word in five
 
 @functools.lru_cache(maxsize=8192)
 def _reading(fact: str) -> Reading:
-    """`read`, remembered: the evidence rules compare one fact against many lines."""
-    return read(fact)
+    """`read`, remembered: the evidence rules compare one fact against many lines (a long line reads as no words)."""
+    return read(fact if comparable(fact) else "")
 
 
 def fact_words(fact: str) -> frozenset[str]:
@@ -259,6 +274,8 @@ def carries(line: str, fact: str) -> bool:
     """
     if normalise(line) == normalise(fact):
         return True
+    if not (comparable(line) and comparable(fact)):
+        return False
     relation = relate(fact, line)
     if Relation.DUPLICATE in (relation, relate(line, fact)):
         return True

@@ -15,6 +15,7 @@ searchable (``ParsedFile.code``) but never facts a save, a correction or curatio
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import threading
@@ -253,6 +254,29 @@ def forget(*texts: str) -> None:
             _RECENT.pop(text, None)
 
 
+# A line that starts a top-level list item ends every block above it but a code fence or an HTML
+# block, and a line the parse called a fact is in neither: the lines from it on parse alike alone.
+_TOP_BULLET = re.compile(r"[-*+][ \t]")
+_RESTART_REACH = 64  # facts looked back over for such a line before the section is parsed whole
+
+
+def _restart_line(before: ParsedFile, section: Section, lines: list[str], count: int) -> int:
+    """Where to parse a section again after lines were added at its end: its last top-level bullet.
+
+    A save into a section of 2,000 facts then parses a few lines, not the section (issue 24). The
+    heading itself when no such bullet is near the end, or a heading line follows it.
+    """
+    facts = before.facts
+    k = bisect.bisect_right(facts, section.end, key=lambda fact: fact.line)
+    for fact in reversed(facts[max(0, k - _RESTART_REACH):k]):
+        if fact.line <= section.line:
+            break
+        if _TOP_BULLET.match(lines[fact.line - 1]):
+            tail = lines[fact.line - 1: section.end + count]
+            return fact.line if not any(line.lstrip().startswith("#") for line in tail) else section.line
+    return section.line
+
+
 def parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
     """The parse of new_text, which is the parsed text with `count` lines inserted inside `section`.
 
@@ -260,12 +284,15 @@ def parse_after_insert(before: ParsedFile, section: Section, new_text: str, coun
     of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
     """
     lines = lines_of(new_text)
-    local = _scan_uncached("".join(lines[section.line - 1: section.end + count]))[0]
-    offset = section.line - 1
+    start = _restart_line(before, section, lines, count)
+    local = _scan_uncached("".join(lines[start - 1: section.end + count]))[0]
+    offset = start - 1
 
     def spliced(old: tuple[Fact, ...], new: tuple[Fact, ...]) -> tuple[Fact, ...]:
-        kept = [f for f in old if f.line < section.line]
-        kept += [Fact(f.text, f.line + offset, f.section) for f in new]
+        kept = [f for f in old if f.line < start]
+        # Parsed from inside the section, the lines have no heading above them: it is the section's.
+        kept += [Fact(f.text, f.line + offset, f.section if start == section.line else section.heading)
+                 for f in new]
         kept += [Fact(f.text, f.line + count, f.section) for f in old if f.line > section.end]
         return tuple(kept)
     sections = [

@@ -41,7 +41,8 @@ class CurationResult:
     log_path: str | None = None
     entries: int = 0  # episode entries given to the curator
     batches: int = 0  # curator rounds: entries past the prompt's episode budget wait for the next round
-    left: int = 0  # entries not consumed because a round failed (or a dry run shows only the first)
+    left: int = 0  # entries not consumed: a round failed, the budget was spent, or a dry run shows only the first
+    stopped: str = ""  # why the run stopped before its last round: its LLM budget was spent
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
@@ -131,6 +132,7 @@ def summarise(curator: Curator, result: CurationResult, tally: Tally, since: str
                f"and {tally.saves} new save(s)")
     rounds = f" in {result.batches} rounds" if result.batches > 1 else ""
     left = f"; {result.left} entries are left for the next run" if result.left else ""
+    left += f" ({result.stopped})" if result.stopped else ""
     return (f"{curator.label} looked at {len(tally.targets)} file(s) {covered}, from {sources}{rounds}: "
             f"{tally_text}{left}.")
 
@@ -170,6 +172,7 @@ def record_run(
         "entries": result.entries,
         "batches": result.batches,
         "left": result.left,
+        "stopped": result.stopped,
         "last_success_day": coverage.through,
     }
     services.state.put_run_record(JOB, record)

@@ -51,6 +51,7 @@ from wolfmem.curation.landing import (
     new_hand_lines,
     run_evidence,
 )
+from wolfmem.curation.llm_budget import Budget
 from wolfmem.curation.llm_curator import LLMCurator
 from wolfmem.curation.log import append_log, render_entry
 from wolfmem.curation.offline import OfflineCurator
@@ -68,6 +69,7 @@ from wolfmem.curation.outcome import (
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import WolfmemError, storage_error
+from wolfmem.limits import curated_file_problem
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -97,6 +99,15 @@ def _read(services: VaultServices, rel: str) -> tuple[bytes, str]:
     return data, data.decode("utf-8")
 
 
+def _too_large(services: VaultServices, rel: str) -> str | None:
+    """Why a curated file is too large to curate (`limits.curated_file_problem`), or None."""
+    try:
+        size = services.vault.size(rel)
+    except (OSError, WolfmemError):
+        return None  # the read that follows says why
+    return curated_file_problem(rel, size, services.config.index_max_file_bytes)
+
+
 def _read_logs(services: VaultServices) -> tuple[list[EpisodeLog], list[str]]:
     """Every readable episode log, and the paths of all of them (readable or not)."""
     logs, present = [], []
@@ -119,6 +130,10 @@ def _gather(
     """Read the curated files (and the saves when asked); decide which files need the curator."""
     inputs = RoundInputs({}, {}, list(episodes), [], [])
     for rel in CURATED_PATHS:
+        too_large = _too_large(services, rel)
+        if too_large:
+            inputs.unreadable[rel] = f"skipped: {too_large}"
+            continue
         try:
             data, text = _read(services, rel)
         except OSError as exc:
@@ -184,11 +199,16 @@ def run(
     result = CurationResult("noop", day_s, "")
     tally = Tally()
     window = window_start(day)
+    budget = Budget.of(services.config)
     for number, batch in enumerate(rounds):
         inputs = _gather(services, day_s, since_s, coverage.files, as_episodes(batch), saves=number == 0)
         inputs.added = coverage.added_since(window)
         # A hand line is evidence once: in the runs up to the one that settles its file.
         inputs.fresh_since = {rel: (_day_after(d) or day).isoformat() for rel, d in coverage.settled.items()}
+        # A round sends at most one request per file; past the budget the rest waits for the next run.
+        result.stopped = budget.refusal(tally.requests, tally.usage, len(inputs.targets)) or ""
+        if result.stopped:
+            break
         files, proposal, error = _round(services, curator, day_s, since_s, inputs, dry_run, result.diffs)
         tally.add(inputs, files, proposal, error, batch)
         if dry_run:

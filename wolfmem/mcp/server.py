@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import sys
@@ -21,7 +22,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import SessionMessage
 
 from wolfmem import __version__, limits
-from wolfmem.cancellation import Cancelled, cancellable
+from wolfmem.cancellation import Cancelled, cancellable, reporting
 from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
@@ -51,7 +52,8 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
             raise _error(types.INVALID_PARAMS,
                          f"Unknown tool: {params.name}; the tools are: {', '.join(tools.BY_NAME)}")
         try:
-            result = await in_worker(tools.execute, memory, params.name, params.arguments)
+            result = await in_worker(tools.execute, memory, params.name, params.arguments,
+                                     progress=_progress(ctx))
         except Cancelled as exc:
             log.info("%s (request %s) stopped: %s", params.name, ctx.request_id, exc)
             raise _error(types.INTERNAL_ERROR, f"{params.name}: {exc}") from None
@@ -158,7 +160,23 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
     return server
 
 
-async def in_worker(call: Callable[..., T], *args: Any) -> T:
+def _progress(ctx: Context) -> Callable[[str], None] | None:
+    """What tells the client each stage of its call begins, as progress notifications; None if it did not ask."""
+    if ctx.meta is None or ctx.meta.get("progress_token") is None:
+        return None
+    steps = itertools.count(1)
+
+    def report(stage: str) -> None:
+        # Called in the worker thread: the notification is sent from the event loop, which is free.
+        try:
+            anyio.from_thread.run(ctx.session.report_progress, float(next(steps)), None, stage[:1].upper() + stage[1:])
+        except Exception as exc:  # a client gone mid-call: the call itself goes on and ends as it would
+            log.debug("progress for request %s not sent: %s", ctx.request_id, exc)
+
+    return report
+
+
+async def in_worker(call: Callable[..., T], *args: Any, progress: Callable[[str], None] | None = None) -> T:
     """Run a Memory call in a worker thread, where checkpoints see whether the request was cancelled.
 
     The await is shielded (anyio's default), so a cancelled request still waits for its worker:
@@ -175,10 +193,14 @@ async def in_worker(call: Callable[..., T], *args: Any) -> T:
         return False
 
     def work() -> T:
-        with cancellable(request_cancelled):
+        with cancellable(request_cancelled), reporting(progress or _silent):
             return call(*args)
 
     return await anyio.to_thread.run_sync(work)
+
+
+def _silent(stage: str) -> None:
+    """No one listens for progress."""
 
 
 async def _resource_call(call: Callable[..., T], *args: Any) -> T:

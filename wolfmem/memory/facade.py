@@ -289,6 +289,8 @@ class Memory:
 
     def _headings(self, rel: str) -> list[str]:
         try:
+            if limits.curated_file_problem(rel, self.vault.size(rel), self.config.index_max_file_bytes):
+                return ["(too large to map: `wolfmem status` says how to split it)"]
             text = self.vault.read_bytes(rel).decode("utf-8", errors="replace")
         except (OSError, OutsideVault):
             return []

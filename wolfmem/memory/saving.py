@@ -21,8 +21,8 @@ from wolfmem.core.facts import (
     text_problem,
 )
 from wolfmem.core.untrusted import looks_like_instruction
-from wolfmem.errors import InvalidFact, StorageError, UsageError, shown
-from wolfmem.limits import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS
+from wolfmem.errors import FileTooLarge, InvalidFact, StorageError, UsageError, shown
+from wolfmem.limits import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS, curated_file_problem
 from wolfmem.memory.receipts import Receipt, Replays
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
@@ -135,6 +135,7 @@ class Saver:
         if not isinstance(fact, str):
             raise InvalidFact(f"fact must be text, not {type(fact).__name__}")
         name = route(type_name)
+        self._refuse_oversized(f"knowledge/{name}.md", self.writer.vault.size(f"knowledge/{name}.md"))
         heading = clean_topic(topic)
         sentence = clean_fact(fact)
         unclear = context_problem(sentence, heading)
@@ -198,6 +199,12 @@ class Saver:
                 contradicted.append(make_ref(hit.path, hit.line))
         return None, contradicted
 
+    def _refuse_oversized(self, rel: str, size: int) -> None:
+        """FileTooLarge when a curated file is past what the index (and so the duplicate check) reads whole."""
+        problem = curated_file_problem(rel, size, self.syncer.max_file_bytes)
+        if problem is not None:
+            raise FileTooLarge(rel, problem)
+
     def _duplicate(self, path: str, line: int, section: str) -> Receipt:
         ref = make_ref(path, line)
         return Receipt(
@@ -222,6 +229,7 @@ class Saver:
             earlier = self.replays.replayed(request_id, asked) if request_id is not None else None
             if earlier is not None:
                 raise _Answered(earlier)
+            self._refuse_oversized(rel, len(text.encode("utf-8")))  # it may have grown since the check
             parsed = markdown.parse(text if text.strip() else template_text(name))
             for fact in parsed.facts:
                 same = fact_key(fact.text) == key

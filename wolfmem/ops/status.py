@@ -9,9 +9,11 @@ from typing import Any
 from wolfmem.curation.staging import staged
 from wolfmem.errors import WolfmemError
 from wolfmem.jobs.runner import JobRunner
+from wolfmem.limits import curated_file_problem
 from wolfmem.memory.facade import Memory
 from wolfmem.ops.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.storage import faults
+from wolfmem.storage.vault import CURATED_PATHS, Vault
 
 
 def collect(memory: Memory) -> dict[str, Any]:
@@ -56,11 +58,23 @@ def collect(memory: Memory) -> dict[str, Any]:
     except WolfmemError:
         data["staged_curation"] = []
     data["faults"] = [fault.to_dict() for fault in faults.check(services.vault, services.writer)]
+    data["too_large"] = _too_large(services.vault, services.config.index_max_file_bytes)
     # What a person may expect a search to find but that is not indexed (a notes.txt, a README.md at the top).
     data["not_indexed"] = [{"path": rel, "reason": why} for rel, why in services.vault.not_indexed()]
     # Links out of the vault are never followed; listing them tells a person who made one on purpose why.
     data["ignored_links"] = [asdict(link) for link in services.vault.escaping_links()]
     return data
+
+
+def _too_large(vault: Vault, cap: int) -> list[str]:
+    """What to do about each curated file too large to save into, map or curate."""
+    problems = []
+    for rel in CURATED_PATHS:
+        try:
+            problems.append(curated_file_problem(rel, vault.size(rel), cap))
+        except (OSError, WolfmemError):
+            continue  # an unreadable file is reported where it is read
+    return [problem for problem in problems if problem]
 
 
 def _when(stamp: Any) -> str:
@@ -104,6 +118,10 @@ def render(data: dict[str, Any]) -> str:
             f"{last.get('summary', '')}".rstrip()
             + f"; next {job.get('next_run') or 'n/a'}"
         )
+    curation = data.get("last_curation") or {}
+    if curation.get("left"):
+        why = f" ({curation['stopped']})" if curation.get("stopped") else ""
+        lines.append(f"curation: {curation['left']:,} episode entries wait for the next run{why}")
     if jobs.get("lease"):
         lines.append(f"curates:  {jobs['lease']}")
     detail = jobs.get("lease_detail") or {}
@@ -115,6 +133,8 @@ def render(data: dict[str, Any]) -> str:
                      "stale and the next run rewrites it")
     if jobs.get("error"):
         lines.append(f"jobs:     unavailable: {jobs['error']}")
+    for problem in data.get("too_large") or []:
+        lines.append(f"too large: {problem}")
     for fault in data.get("faults") or []:
         lines.append(f"fault:    {fault['message']}")
     for item in data.get("staged_curation") or []:

@@ -31,6 +31,9 @@ RACY_WINDOW_NS = 2_000_000_000
 # A fact is indexed with this many facts before and after it (same section) as its context: an
 # answer is often the reply to the line with the question's words, or the one after (BENCHMARKS.md).
 CONTEXT_LINES = 2
+# A neighbour lends at most this much of its text to a fact's context, and a line longer than this
+# is its own context: a pasted 150 kB line beside a saved fact once made each save index it again.
+CONTEXT_CHARS = 1_000
 
 # The reason recorded for a file that could not be read. Such a file stays in every plan: a `chmod`
 # that makes it readable changes neither its mtime nor its size, and a failed open costs microseconds.
@@ -62,7 +65,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
         occurrences[digest] = occurrences.get(digest, 0) + 1
         key = fact_key(fact.text)
         neighbours = [
-            other.text
+            other.text[:CONTEXT_CHARS]
             for other in facts[max(0, position - CONTEXT_LINES): position + CONTEXT_LINES + 1]
             if other is not fact and other.section == fact.section
         ]
@@ -75,7 +78,7 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
                 line=fact.line,
                 text=fact.text,
                 date=day or archived.get(fact.line) or first_seen.get(key, ""),
-                context="" if archived else " ".join(neighbours),
+                context="" if archived or len(fact.text) > CONTEXT_CHARS else " ".join(neighbours),
                 key=key,
             )
         )
@@ -102,19 +105,43 @@ def _text_digest(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
+# A file whose first 8 kB hold more than this share and number of NULs is binary (UTF-16 text is
+# half NUL); a few stray NULs in a text file are their lines' problem, not the whole file's.
+BINARY_NUL_SHARE, BINARY_NULS = 0.01, 16
+_SHOWN_LINES = 5  # lines a note names before "and N more"
+
+
 def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
-    """The text to index from a file's bytes, or None and why it cannot be indexed; a note on truncation."""
-    if b"\x00" in data[:8192]:
+    """The text to index from a file's bytes, or None and why it cannot be indexed; a note on what was left out."""
+    head = data[:8192]
+    nuls = head.count(b"\x00")
+    if nuls > BINARY_NULS and nuls > len(head) * BINARY_NUL_SHARE:
         return None, "binary content"
-    note = ""
+    notes = []
     if len(data) > max_bytes:
         cut = data.rfind(b"\n", 0, max_bytes)
         data = data[: cut + 1 if cut > 0 else max_bytes]
-        note = f"only the first {len(data):,} bytes are indexed"
+        notes.append(f"only the first {len(data):,} bytes are indexed")
     try:
-        return data.decode("utf-8-sig"), note
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 ({exc.reason} at byte {exc.start})"
+        return None, "binary content" if nuls else f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    if "\x00" in text:
+        text, blanked = _without_nul_lines(text)
+        shown = ", ".join(map(str, blanked[:_SHOWN_LINES]))
+        more = f" and {len(blanked) - _SHOWN_LINES} more" if len(blanked) > _SHOWN_LINES else ""
+        notes.append(f"line{'s' if len(blanked) > 1 else ''} {shown}{more} hold{'' if len(blanked) > 1 else 's'} "
+                     "a NUL byte and is not searchable; delete the stray byte in an editor")
+    return text, "; ".join(notes)
+
+
+def _without_nul_lines(text: str) -> tuple[str, list[int]]:
+    """`text` with each line holding a NUL emptied; every other line keeps its number, as `markdown` counts."""
+    lines = text.split("\n")
+    blanked = [number for number, line in enumerate(lines, 1) if "\x00" in line]
+    for number in blanked:
+        lines[number - 1] = ""
+    return "\n".join(lines), blanked
 
 
 @dataclass(frozen=True)

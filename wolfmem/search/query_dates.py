@@ -16,6 +16,11 @@ with a number, or after a preposition ("in March", "since May"). Only English ph
 
 Importing dateparser costs about 0.3 s and 25 MB, and its first parse another 0.3 s, so it is
 imported only when the query holds a digit or a date word (DATE_HINT).
+
+dateparser's search costs about 1 ms per character it reads (a 20,000-character query took 8–20 s),
+so it never reads more than DATE_CHARS characters of one query: a longer query is read only in
+windows of REACH characters either side of its first date hints (`regions`), and a date named
+past those windows stays a search word.
 """
 
 from __future__ import annotations
@@ -51,6 +56,11 @@ _LEADS = re.compile(rf"^(?:{_PREPOSITION})\b", re.IGNORECASE)
 _LED = re.compile(rf"\b(?:{_PREPOSITION})\s*$", re.IGNORECASE)
 # Two finds with only this between them are one date that dateparser split ("1 August" "2023").
 _JOIN = re.compile(r"^[\s,]*(?:of\s+)?$", re.IGNORECASE)
+
+# The most characters of one query dateparser reads (~1 ms each), and how far a window reaches
+# either side of a date hint: "the first week of June 2023" is 27 characters.
+DATE_CHARS = 240
+REACH = 40
 
 
 @dataclass(frozen=True)
@@ -149,26 +159,56 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
     }
     parser = DateDataParser(languages=["en"], settings=settings)
     spans: list[tuple[int, int]] = []
-    cursor = 0
-    for phrase, _ in search_dates(query, languages=["en"], settings=settings) or []:
-        start = query.find(phrase, cursor)
-        if start < 0:
-            continue
-        spans.append((start, start + len(phrase)))
-        cursor = start + len(phrase)
+    for low, high in regions(query):
+        part, cursor = query[low:high], 0
+        for phrase, _ in search_dates(part, languages=["en"], settings=settings) or []:
+            start = part.find(phrase, cursor)
+            if start < 0:
+                continue
+            spans.append((low + start, low + start + len(phrase)))
+            cursor = start + len(phrase)
     found: list[tuple[int, int, date, Period]] = []
     for group in _groups(query, spans):
         whole = (group[0][0], group[-1][1])
         # Read a split date whole ("1 August 2023"); if that fails, its parts one by one.
         for start, end in [whole] if len(group) == 1 else [whole, *group]:
             phrase = query[start:end]
-            data = parser.get_date_data(phrase) if is_date_phrase(phrase, query[:start]) else None
+            before = query[max(0, start - REACH):start]
+            data = parser.get_date_data(phrase) if is_date_phrase(phrase, before) else None
             if data is not None and data.date_obj is not None:
                 kind: Period = data.period if data.period in ("week", "month", "year") else "day"
                 found.append((start, end, data.date_obj.date(), kind))
                 if (start, end) == whole:
                     break
     return found
+
+
+def regions(query: str) -> list[tuple[int, int]]:
+    """The (start, end) spans of a query that dateparser reads: all of a short query, else windows
+    of whole words around its first date hints, DATE_CHARS characters in all."""
+    if len(query) <= DATE_CHARS:
+        return [(0, len(query))]
+    spans: list[tuple[int, int]] = []
+    left = DATE_CHARS
+    for hint in DATE_HINT.finditer(query):
+        if left <= 0:
+            break
+        if spans and hint.start() < spans[-1][1]:
+            continue  # inside the window already taken
+        low, high = max(0, hint.start() - REACH), min(len(query), hint.end() + REACH)
+        # Whole words only: a window that starts or ends inside a word would read half of it.
+        if low > 0:
+            low = query.find(" ", low, hint.start()) + 1 or hint.start()
+        if high < len(query):
+            space = query.rfind(" ", hint.end(), high)
+            high = space if space >= 0 else hint.end()
+        if spans and low <= spans[-1][1]:
+            low, taken = spans.pop()  # overlapping windows are read as one
+            left += taken - low
+        high = min(high, low + left)
+        spans.append((low, high))
+        left -= high - low
+    return spans
 
 
 def _groups(query: str, spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:

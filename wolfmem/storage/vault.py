@@ -213,6 +213,13 @@ class Vault:
         except FileNotFoundError:
             return b""
 
+    def size(self, rel: str) -> int:
+        """A vault file's size in bytes (0 when it does not exist), without reading it."""
+        try:
+            return self.resolve(rel).stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def read_file(self, rel: str) -> tuple[bytes, os.stat_result]:
         """A vault file's bytes and the stat of exactly what was read."""
         return self._confined.read(rel)

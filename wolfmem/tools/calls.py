@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from wolfmem import limits
+from wolfmem.cancellation import checkpoint
 from wolfmem.errors import UsageError
 from wolfmem.memory.facade import Memory
 from wolfmem.memory.searching import Hit
@@ -34,29 +35,69 @@ def run_search(memory: Memory, args: dict[str, Any]) -> ToolResult:
         )
     options = {key: args.get(key) for key in ("sources", "after", "before")}
     if query is not None:
-        hits = memory.search(query, limit=args.get("limit", 10), **options)
+        (hits,), left_out = fit([memory.search(query, limit=args.get("limit", 10), **options)])
         data: dict[str, Any] = {"query": _cut(query), "results": [search_hit(h) for h in hits]}
-        return _told(ToolResult(_hits_text(query, hits), data), memory.take_notices(h.path for h in hits))
+        result = ToolResult(_hits_text(query, hits) + _cut_note(left_out), data)
+        return _told(result, memory.take_notices(h.path for h in hits))
     assert queries is not None  # exactly one of the two, checked above
     limit = args.get("limit", BATCH_LIMIT)
+    found: list[list[Hit] | UsageError] = []
+    for number, text in enumerate(queries, 1):
+        checkpoint(f"phrasing {number} of {len(queries)}")
+        try:
+            found.append(memory.search(text, limit=limit, **options))
+        except UsageError as exc:
+            found.append(exc)  # one phrasing of stop words should not sink the rest of the batch
+    if all(isinstance(item, UsageError) for item in found):
+        # Bad shared options (a date, a source) fail every phrasing alike: say it once.
+        raise UsageError("; ".join(dict.fromkeys(str(item) for item in found)))
+    fitted, left_out = fit([item for item in found if not isinstance(item, UsageError)])
     groups: list[dict[str, Any]] = []
     blocks: list[str] = []
     paths: set[str] = set()
-    for text in queries:
-        try:
-            hits = memory.search(text, limit=limit, **options)
-        except UsageError as exc:
-            # One phrasing of stop words should not sink the rest of the batch.
-            groups.append({"query": _cut(text), "results": [], "error": str(exc)})
-            blocks.append(f"## {_echo(text)}: error: {exc}")
+    kept = iter(fitted)
+    for text, item in zip(queries, found, strict=True):
+        if isinstance(item, UsageError):
+            groups.append({"query": _cut(text), "results": [], "error": str(item)})
+            blocks.append(f"## {_echo(text)}: error: {item}")
             continue
+        hits = next(kept)
         groups.append({"query": _cut(text), "results": [search_hit(h) for h in hits]})
         blocks.append("## " + _hits_text(text, hits))
         paths.update(hit.path for hit in hits)
-    if all("error" in group for group in groups):
-        # Bad shared options (a date, a source) fail every phrasing alike: say it once.
-        raise UsageError("; ".join(dict.fromkeys(group["error"] for group in groups)))
-    return _told(ToolResult("\n\n".join(blocks), {"queries": groups}), memory.take_notices(paths))
+    text_out = "\n\n".join(blocks) + _cut_note(left_out)
+    return _told(ToolResult(text_out, {"queries": groups}), memory.take_notices(paths))
+
+
+def fit(groups: list[list[Hit]], budget: int = limits.SEARCH_ANSWER_CHARS) -> tuple[list[list[Hit]], int]:
+    """The hits with their texts within `budget` characters in all, and how many hits were left out.
+
+    Each hit's text is cut to an even share of the budget; when a share would fall below
+    MIN_HIT_CHARS, each phrasing keeps only its best hits (the same number for each) instead.
+    """
+    total = sum(len(hits) for hits in groups)
+    if not total or sum(len(hit.text) for hits in groups for hit in hits) <= budget:
+        return groups, 0
+    keep = max(1, budget // (limits.MIN_HIT_CHARS * len(groups)))
+    kept = [hits[:keep] for hits in groups]
+    share = max(limits.MIN_HIT_CHARS, budget // sum(len(hits) for hits in kept))
+    cut = [[_shortened(hit, share) for hit in hits] for hits in kept]
+    return cut, total - sum(len(hits) for hits in kept)
+
+
+def _shortened(hit: Hit, chars: int) -> Hit:
+    """A hit with its text and snippet cut to `chars`; memory_get reads the whole line."""
+    if len(hit.text) <= chars:
+        return hit
+    return replace(hit, text=limits.cut(hit.text, chars), snippet=limits.cut(hit.snippet, chars))
+
+
+def _cut_note(left_out: int) -> str:
+    """What the answer's budget left out, and how to read it anyway."""
+    if not left_out:
+        return ""
+    return (f"\n({left_out} lower-ranked results left out to keep the answer within "
+            f"{limits.SEARCH_ANSWER_CHARS:,} characters; ask with a smaller limit or fewer queries.)")
 
 
 def run_get(memory: Memory, args: dict[str, Any]) -> ToolResult:

@@ -59,7 +59,9 @@ from wolfmem.curation.landing import (
     new_hand_lines,
     run_evidence,
 )
+from wolfmem.curation.llm_budget import Budget
 from wolfmem.errors import LLMError, UsageError, WolfmemError
+from wolfmem.limits import curated_file_problem
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import CURATED_PATHS, content_hash, episode_date
 from wolfmem.storage.writer import Cause
@@ -103,10 +105,16 @@ def run_audit(
     label = auditor.label if auditor else "offline (mechanical checks only; no LLM configured)"
     if auditor is not None:
         evidence = _evidence(services, month, today)
+        budget, requests = Budget.of(config), 0
         try:
             for rel, (body, _) in files.items():
                 if not markdown.parse(body).facts:
                     continue
+                stopped = budget.refusal(requests, usage, 1)
+                if stopped:
+                    errors[rel] = f"not audited: {stopped}; the next audit reads it"
+                    continue
+                requests += 1
                 item = FileInput(rel, body, services.state.first_seen(rel), hand_lines_of(services, rel, body))
                 try:
                     answer = auditor.audit(item, evidence)
@@ -140,6 +148,10 @@ def _read_files(services: VaultServices) -> dict[str, tuple[str, str]]:
     files = {}
     for rel in CURATED_PATHS:
         try:
+            too_large = curated_file_problem(rel, services.vault.size(rel), services.config.index_max_file_bytes)
+            if too_large:
+                log.warning("audit skipped %s", too_large)
+                continue
             data = services.vault.read_or_empty(rel)
             files[rel] = (data.decode("utf-8"), content_hash(data))
         except (OSError, UnicodeDecodeError, WolfmemError) as exc:

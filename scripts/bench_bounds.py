@@ -143,7 +143,7 @@ def long_lines(root: Path) -> list[Row]:
                 seconds = cpu(lambda fact=fact, file=file: memory.save(fact, file, "Sarah"))  # type: ignore[misc]
                 rows.append((f"save into {file}.md beside a 150 kB hand line", "1 line", f"{seconds:.3f} s",
                              f"{read_chars[0]:,} chars read for comparison"))
-        with vault(root, "megaline") as memory:
+        with vault(root, "megaline", index_max_file_bytes=2_000_000) as memory:
             write(memory, "knowledge/people.md",
                   f"# People\n\n## Sarah\n- Sarah prefers tea.\n- {words(rng, 140_000)[:1_000_000]}\n- Sarah plans.\n")
             read_chars[0] = 0

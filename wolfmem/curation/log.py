@@ -41,6 +41,8 @@ def _change_line(change: Change) -> str:
         return f"- removed {old}{reason}"
     if kind == "filed":
         return f"- filed {old}{reason}"
+    if kind == "section":  # a heading added, renamed or removed, or a fact under another heading
+        return f"- section {old or '(new)'} → {new or '(removed)'}{reason}"
     return f"- {kind} {old} → {new}{reason}"
 
 

@@ -12,7 +12,8 @@ PEOPLE = "knowledge/people.md"
 
 
 def test_a_save_to_another_file_never_waits_for_a_file_held_by_another_process(memory: Memory) -> None:
-    (memory.vault.root / PEOPLE).open("a").write("- Zora Quill keeps the lighthouse logs.\n")  # the save's sync reads it
+    with (memory.vault.root / PEOPLE).open("a") as handle:  # an outside line the save's sync must read
+        handle.write("- Zora Quill keeps the lighthouse logs.\n")
     holder = holding(memory.vault.root, memory.config.state_root(), PEOPLE)
     try:
         receipt = memory.save("The build server runs Debian 12.", type="technical", topic="Servers")

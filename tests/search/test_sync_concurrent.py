@@ -1,4 +1,4 @@
-"""A sync takes no file's lock: what a writer commits while the sync reads the file is never overwritten by older facts."""
+"""A sync takes no file's lock: what a writer commits while a sync reads a file is never undone by older facts."""
 
 from __future__ import annotations
 

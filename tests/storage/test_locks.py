@@ -71,9 +71,9 @@ def test_each_file_has_its_own_lock_and_a_wait_for_one_is_bounded(memory) -> Non
     try:
         with memory.vault.lock("knowledge/technical.md", timeout=0.5), memory.vault.index_lock(timeout=0.5):
             pass
-        with pytest.raises(VaultBusy, match=r"knowledge/people\.md was held by another process .* try again"):
-            with memory.vault.lock("knowledge/people.md", timeout=0.2):
-                pass
+        busy = r"knowledge/people\.md was held by another process .* try again"
+        with pytest.raises(VaultBusy, match=busy), memory.vault.lock("knowledge/people.md", timeout=0.2):
+            pass
     finally:
         holder.kill()
         holder.wait()
@@ -82,6 +82,7 @@ def test_each_file_has_its_own_lock_and_a_wait_for_one_is_bounded(memory) -> Non
 
 
 def test_a_thread_that_holds_a_lock_can_take_it_again(memory) -> None:
-    with memory.vault.lock("knowledge/people.md"), memory.vault.lock("knowledge/people.md", timeout=0.1):
-        with memory.vault.index_lock(), memory.vault.index_lock(timeout=0.1):
-            pass
+    people = "knowledge/people.md"
+    with memory.vault.lock(people), memory.vault.lock(people, timeout=0.1), memory.vault.index_lock(), \
+            memory.vault.index_lock(timeout=0.1):
+        pass

@@ -5,9 +5,11 @@ log, the digest, an audit report, a restore, the lease — is `VaultWriter.edit(
 
 1. read the file's bytes (no lock);
 2. work out the new text with `transform(current_text)` (no lock: a busy file slows only its own writers);
-3. take the vault lock; keep `<file>.bak` when asked; swap the new bytes in only if the file still holds
-   the bytes read (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
-4. if an editor wrote in between, let go of the lock, back off, and redo the edit on top of theirs.
+3. take the file's own lock (`Vault.lock(rel)`: writes to other files never wait for it); keep `<file>.bak`
+   when asked; swap the new bytes in only if the file still holds the bytes read
+   (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
+4. if a writer only appended lines in between, redo the edit on top of theirs at once, still holding the
+   lock; after any other write, let go of the lock, back off, and redo the edit on top of theirs.
 
 For the notes people edit (`is_indexable`), step 3 also keeps the version it displaced, under a hidden
 name next to the file, with the bytes it held recorded in the state db: a program that opened the file

@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -257,6 +258,8 @@ def memory_row(work: Path, facts: int) -> str:
     with Memory(root, Config(state_dir=env["WOLFMEM_STATE_DIR"])) as memory:
         if fresh:
             memory.reindex()
+        # Made today as far as the daemon knows: its catch-up curation of the nights before would be measured too.
+        memory.state.note_vault_created(datetime.now().date())
         indexed = memory.index.count()
     log = work / "daemon.err"
     daemon = _start_daemon(root, env, log)

@@ -514,6 +514,7 @@ def main() -> None:
     parser.add_argument("--hybrid", action="store_true", help="also time hybrid search and the daemon with embeddings")
     parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")
     parser.add_argument("--bounds", action="store_true", help="also run issue 24's bounds (scripts/bench_bounds.py)")
+    parser.add_argument("--saves-contend", action="store_true", help="also run bench_contend.py's contention row")
     args = parser.parse_args()
     args.idle = args.idle or (10.0 if args.quick else 30.0)
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -534,6 +535,13 @@ def main() -> None:
         from bench_bounds import bench as bench_bounds
 
         print("\n" + bench_bounds(args.quick))
+    if args.saves_contend:
+        import bench_contend
+
+        print()
+        with tempfile.TemporaryDirectory() as contend:
+            saves, seconds = (20, 60.0) if args.quick else (250, 300.0)
+            print(bench_contend.contention(Path(contend), 4, saves, seconds, 300))
 
 
 if __name__ == "__main__":

@@ -33,12 +33,12 @@ def home(tmp_path: Path) -> Path:
 
 @contextmanager
 def vault_lock(home: Path) -> Iterator[threading.Event]:
-    """Hold the vault's writer lock in another thread until the yielded event is set (or the block ends)."""
+    """Hold people.md's write lock in another thread until the yielded event is set (or the block ends)."""
     release, held = threading.Event(), threading.Event()
 
     def hold() -> None:
         config = Config(state_dir=str(home / "state"))
-        with Memory(home / "vault", config, create=False) as memory, memory.vault.lock():
+        with Memory(home / "vault", config, create=False) as memory, memory.vault.lock("knowledge/people.md"):
             held.set()
             release.wait()
 
@@ -94,7 +94,7 @@ def test_a_cancelled_search_stops_at_a_checkpoint_and_other_calls_go_on(home: Pa
     with spawn(home / "vault", home / "state", home / "server.err") as client:
         client.text("memory_map", {})
         with vault_lock(home):
-            # The save waits for the vault lock while holding the server's Memory; the search waits behind it.
+            # The save waits for people.md's lock while holding the server's Memory; the search waits behind it.
             save = in_flight(client, "memory_save", {"fact": FACT, "type": "people"})
             search = in_flight(client, "memory_search", {"query": "zeppelin hangar"})
             search.cancel()

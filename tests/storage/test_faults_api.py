@@ -46,7 +46,7 @@ def fault(kind: str, vault: Path, state: Path) -> Iterator[None]:
     elif kind == "unreadable folder":
         yield from _chmod(vault / "knowledge", 0)
     elif kind == "lock denied":
-        yield from _chmod(next(state.glob("vaults/*/vault.lock")), 0)
+        yield from _chmod(next(state.glob("vaults/*/locks")), 0)  # every file lock and the index lock
     elif kind == "state not writable":
         with unprivileged():
             folders = [next(state.glob("vaults/*")), next(state.glob("vaults/*/index"))]

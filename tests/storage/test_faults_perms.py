@@ -92,21 +92,22 @@ def test_an_unreadable_folder_hides_its_notes_until_it_is_readable(vault, config
 def test_a_vault_lock_that_cannot_be_opened_refuses_writes_and_spares_reads(vault, config, cli_env):
     with Memory(vault, config) as memory:
         memory.save(SARAH, "people", "Sarah Chen")
-        lock = memory.vault.state_dir / "vault.lock"
+        lock = memory.vault.state_dir / "locks"  # each file's write lock, and the index's
         before = (vault / "knowledge/people.md").read_bytes()
         with unprivileged():
             lock.chmod(0)
             try:
-                with pytest.raises(StorageError, match=r"cannot take the vault lock .*vault\.lock: permission denied"):
+                denied = r"cannot take the write lock .*people\.md-.*\.lock: permission denied"
+                with pytest.raises(StorageError, match=denied):
                     memory.save("Bob Lee is the CTO.", "people", "Bob Lee")
-                with pytest.raises(StorageError, match="vault lock"):
+                with pytest.raises(StorageError, match="write lock"):
                     memory.log_episode(["A note"])
                 assert searchable(memory, SARAH)
                 assert (vault / "knowledge/people.md").read_bytes() == before
                 cli = run_cli_unprivileged("save", "Bob Lee is the CTO.", "--type", "people")
-                assert cli.returncode == 1 and "vault lock" in cli.stderr and no_traceback(cli)
+                assert cli.returncode == 1 and "write lock" in cli.stderr and no_traceback(cli)
             finally:
-                lock.chmod(0o644)
+                lock.chmod(0o755)
         assert memory.save("Bob Lee is the CTO.", "people", "Bob Lee").status == "saved"
         assert searchable(memory, "Bob Lee is the CTO.")
 

@@ -217,7 +217,7 @@ _RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
 _RECENT_SIZE = 16
 # A parse holds ~3× its text in Fact objects; the texts remembered are bounded in total too, so a
 # sync through many big files leaves a few MB behind at most (the daemon's memory).
-_RECENT_CHARS = 3_000_000
+_RECENT_CHARS = 1_000_000
 _RECENT_GUARD = threading.Lock()
 
 

@@ -72,7 +72,7 @@ class Memory:
         self.config, self.clock, self.vault = self.services.config, clock, self.services.vault
         self.state, self.history, self.writer = self.services.state, self.services.history, self.services.writer
         self.archive, self.provenance = self.services.archive, self.services.provenance
-        self.index = FactIndex(self.vault.index_dir, lock=self.vault.lock)
+        self.index = FactIndex(self.vault.index_dir, lock=self.vault.index_lock)
         self.syncer = Syncer(self.vault, self.index, self.config.index_max_file_bytes, self.state, clock)
         # None unless embeddings.model is set: then search is hybrid and dedup also checks near neighbours.
         self.hybrid = _open_hybrid(self.config, self.vault, self.index)

@@ -189,7 +189,8 @@ def _start_embedding(memory: Memory) -> Any:
     if memory.hybrid is None:
         return None
     # Its own index handle: the daemon closes its readers after every sync, mid-pass or not.
-    background = memory.hybrid.background(FactIndex(memory.services.vault.index_dir, lock=memory.services.vault.lock))
+    vault = memory.services.vault
+    background = memory.hybrid.background(FactIndex(vault.index_dir, lock=vault.index_lock))
     background.start()
     return background
 

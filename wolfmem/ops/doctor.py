@@ -171,13 +171,11 @@ def check_index(subject: Subject) -> Check:
                         line=1, text=f"{word} doctor probe", date="")
         terms = {term: 1.0 for term in index.analyse(word)}
         started = time.monotonic()
-        with memory.services.vault.lock():
-            index.replace_files({PROBE_PATH: [probe]}, removed=())
+        index.replace_files({PROBE_PATH: [probe]}, removed=())
         try:
             found = any(hit.path == PROBE_PATH for hit in index.search(terms, limit=3))
         finally:
-            with memory.services.vault.lock():
-                index.replace_files({}, removed=[PROBE_PATH])
+            index.replace_files({}, removed=[PROBE_PATH])
         gone = not any(hit.path == PROBE_PATH for hit in index.search(terms, limit=3))
         elapsed_ms = (time.monotonic() - started) * 1000
     if not (found and gone):

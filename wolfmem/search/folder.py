@@ -58,8 +58,9 @@ class IndexFolder:
         self.ix: whoosh_index.Index | None = None
         self._identity: tuple[int, int] | None = None
         self._searcher = None
-        # Held while a missing or corrupt index is recreated, so two processes never rebuild at once.
-        self._lock = lock or contextlib.nullcontext
+        # The index's write lock: held around each commit, and while a missing or corrupt index is
+        # recreated, so two processes never rebuild at once.
+        self.lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
         self._pinned = None
         # Why the index on disk was found damaged, if it was: it is moved aside, not deleted.
@@ -75,7 +76,7 @@ class IndexFolder:
             self.close()
         if self._open_existing():
             return
-        with self._lock():
+        with self.lock():
             if self._open_existing():  # another process rebuilt it while we waited
                 return
             if self.directory.exists():
@@ -148,7 +149,7 @@ class IndexFolder:
 
     def rebuild_damaged(self, damage: str) -> None:
         """Start over from an empty index after finding it damaged while in use (the next sync fills it)."""
-        with self._lock():
+        with self.lock():
             self.close()
             if self._marker_identity() == self._identity:  # not already rebuilt by another process
                 self._damage = damage

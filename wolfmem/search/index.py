@@ -95,20 +95,46 @@ class FactIndex:
         assert self.catalog is not None
         return self.catalog.manifest()
 
+    def writing(self) -> AbstractContextManager[object]:
+        """Hold the index's write lock (shared by every process of the vault) for a block of reads and a commit."""
+        return self._folder.lock()
+
     def replace_files(
         self,
         docs_by_path: Mapping[str, Sequence[FactDoc]],
         removed: Iterable[str],
         entries: Mapping[str, ManifestEntry] | None = None,
-    ) -> None:
+        unless_changed: Mapping[str, ManifestEntry] | None = None,
+    ) -> set[str]:
         """Make the index hold exactly these facts for these paths and none for removed paths.
 
         Only facts whose indexed fields changed are written to Whoosh; line shifts only touch the
         catalog. The Whoosh commit comes first, so the catalog never claims facts the index lacks.
+        With `unless_changed` (what the caller read each file against), a path whose manifest entry
+        another writer changed since is left alone: the paths left are returned, for a fresh look.
         """
-        self.open()
+        with self.writing():
+            self.open()
+            assert self._folder.ix is not None and self.catalog is not None
+            removed = set(removed)
+            superseded: set[str] = set()
+            if unless_changed is not None:
+                now = self.catalog.manifest()
+                superseded = {path for path in {*docs_by_path, *removed, *(entries or {})}
+                              if now.get(path) != unless_changed.get(path)}
+                docs_by_path = {path: docs for path, docs in docs_by_path.items() if path not in superseded}
+                entries = {path: entry for path, entry in (entries or {}).items() if path not in superseded}
+                removed -= superseded
+            self._replace(docs_by_path, removed, entries)
+            return superseded
+
+    def _replace(
+        self,
+        docs_by_path: Mapping[str, Sequence[FactDoc]],
+        removed: set[str],
+        entries: Mapping[str, ManifestEntry] | None,
+    ) -> None:
         assert self._folder.ix is not None and self.catalog is not None
-        removed = set(removed)
         stale: set[str] = set()
         added: list[FactDoc] = []
         rows: dict[str, list[DocRow]] = {}
@@ -139,7 +165,7 @@ class FactIndex:
             # (its default 128 MB pool left a daemon at 300 MB after one in-process sync of 12k facts).
             writer = self._folder.ix.writer(timeout=30.0, compound=False, limitmb=_POOL_MB)
         except whoosh_index.LockError:
-            # Index writes happen under the vault lock, so a live process holds this one by mistake.
+            # Index writes happen under the index lock, so a live process holds this one by mistake.
             raise VaultBusy(f"the index at {self.directory} stayed locked for 30 s; try again") from None
         except OSError as exc:
             # A writer that failed after taking its lock holds it until collected: clearing the failed
@@ -166,6 +192,10 @@ class FactIndex:
         The index's write lock is held while `build` runs, so no commit can clean their files away.
         Files a part indexed lose their old facts; files it found gone (entry None) are dropped.
         """
+        with self.writing():
+            return self._add_segments(build)
+
+    def _add_segments(self, build: Callable[[], list[Part]]) -> list[Part]:
         self.open()
         assert self._folder.ix is not None and self.catalog is not None
         writer = self._folder.ix.writer(timeout=30.0, compound=False)

@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
+# How many times a sync looks again at files other writers committed while it read them.
+SYNC_ROUNDS = 3
+
+
 @dataclass(frozen=True)
 class SyncPlan:
     """Files whose stat changed (to read and hash) and files gone from disk (to drop)."""
@@ -50,6 +54,13 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     facts: int = 0
+
+
+@dataclass
+class _Round(SyncReport):
+    """One round of a sync, with the files it left to another writer's newer commit."""
+
+    superseded: set[str] = field(default_factory=set)
 
 
 def plan(
@@ -85,7 +96,7 @@ def _stat_of(manifest: Mapping[str, ManifestEntry], rel: str) -> tuple[int, int]
 
 
 class Syncer:
-    """Brings one vault's index up to date with its files, under the vault lock."""
+    """Brings one vault's index up to date with its files; its commits take the index lock, never a file's."""
 
     def __init__(
         self,
@@ -151,8 +162,9 @@ class Syncer:
             self.last_sync = time.time()
             return SyncReport()
         try:
-            with self.vault.lock():
-                report = self.sync_locked(progress, only, exact)
+            # No file's lock: each file is read as it is, and committed only if no writer of it committed
+            # meanwhile (see sync_locked), so a sync never waits for a save, nor a save for a sync.
+            report = self.sync_locked(progress, only, exact)
         except StorageError:
             # A read-only or full state folder: if every planned file turns out to hold what the index
             # has (a racy re-check, a file still unreadable), the index is current and reads go on.
@@ -169,7 +181,11 @@ class Syncer:
         only: Sequence[str] | None = None,
         exact: bool = False,
     ) -> SyncReport:
-        """sync() for a caller that already holds the vault lock; `only` limits it to some files."""
+        """The work of sync(): read what changed, then commit it under the index lock; `only` limits it to some files.
+
+        A file that a writer re-indexed while this sync read it is left to that writer's commit and
+        looked at again (a few rounds at most: a file rewritten faster than that is caught up by the next sync).
+        """
         manifest = self.manifest()
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
         disk = self.vault.scan(only)
@@ -183,6 +199,25 @@ class Syncer:
                 # Nothing was committed; the same work is done here instead, only slower.
                 log.warning("indexing in worker processes failed (%s); indexing in this process", exc)
         report = SyncReport()
+        for _round in range(SYNC_ROUNDS):
+            done = self._sync_round(todo, manifest, progress)
+            report.indexed += done.indexed
+            report.removed += done.removed
+            report.skipped.update(done.skipped)
+            report.facts += done.facts
+            if not done.superseded:
+                break
+            manifest = self.manifest()
+            again = sorted(done.superseded)
+            todo = plan_changed(self.vault.scan(again), manifest, again)
+        self.last_sync = time.time()
+        return report
+
+    def _sync_round(
+        self, todo: SyncPlan, manifest: Mapping[str, ManifestEntry], progress: Callable[[int, int], None] | None
+    ) -> _Round:
+        """Read the planned files and commit what changed, except files another writer committed meanwhile."""
+        report = _Round()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}
         for number, rel in enumerate(todo.check, 1):
@@ -195,8 +230,10 @@ class Syncer:
                 progress(number, len(todo.check))
         report.removed.extend(todo.remove)
         if docs_by_path or report.removed or entries:
-            self.index.replace_files(docs_by_path, report.removed, entries)
-        self.last_sync = time.time()
+            read_against = {rel: manifest[rel] for rel in (*todo.check, *todo.remove) if rel in manifest}
+            report.superseded = self.index.replace_files(docs_by_path, report.removed, entries, read_against)
+            report.indexed = [rel for rel in report.indexed if rel not in report.superseded]
+            report.removed = [rel for rel in report.removed if rel not in report.superseded]
         return report
 
     def _sync_in_workers(
@@ -260,7 +297,7 @@ class Syncer:
         return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 
     def reindex_text(self, rel: str, data: bytes) -> None:
-        """Index bytes wolfmem itself just wrote, under the caller's vault lock, with no re-read."""
+        """Index bytes wolfmem itself just wrote, under the caller's lock of that file, with no re-read."""
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
@@ -290,8 +327,8 @@ class Syncer:
             return read()
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
-        """Throw the index away and index every file again."""
-        with self.vault.lock():
+        """Throw the index away and index every file again (writers' commits wait for it, under the index lock)."""
+        with self.vault.lock(), self.index.writing():
             self.index.reset()
             return self.sync_locked(progress)
 

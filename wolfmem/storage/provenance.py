@@ -233,7 +233,7 @@ class Provenance:
             return
         for rel in paths:
             try:
-                with self.writer.vault.lock():
+                with self.writer.vault.lock(rel):
                     self.writer.reindex(rel, self.writer.vault.read_bytes(rel))
             except (OSError, WolfmemError) as exc:
                 log.info("%s keeps its old dates in the index until its next change (%s)", rel, exc)

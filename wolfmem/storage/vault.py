@@ -9,22 +9,19 @@ import logging
 import os
 import re
 import stat
-import threading
 from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
 from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
-
-import filelock
 
 from wolfmem.errors import (
     LinkOutside,
     NotAVault,
     OutsideVault,
     UsageError,
-    VaultBusy,
-    storage_error,
 )
+from wolfmem.storage import locks
 from wolfmem.storage.confine import Confined, EscapingLink, Spot, open_subdir
 from wolfmem.storage.exchange import create_new
 
@@ -34,6 +31,9 @@ INDEXED_DIRS = ("knowledge", "episodes", "consolidated")
 # What a fact can come from: a folder, or the archive of facts that left knowledge/ (kept in consolidated/).
 SOURCES = (*INDEXED_DIRS, "archive")
 LOCK_TIMEOUT_SECONDS = 60.0
+# An index commit takes milliseconds; one waited for longer is behind a rebuild, and the write that
+# wanted it lands anyway, its reindex left to the next sync.
+INDEX_LOCK_SECONDS = 5.0
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +44,6 @@ _IGNORED_NAME = re.compile(r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.orig$)
 _ARCHIVE_NAME = re.compile(r"^consolidated/archive-\d{4}-\d{2}\.md$")
 _CONFLICT_NAME = re.compile(r"(\.sync-conflict-|\(conflicted copy|\.orig$)")
 
-# Threads of one process share one lock object per vault, so the OS lock is re-entrant across them.
-_THREAD_LOCKS: dict[str, threading.RLock] = {}
-_THREAD_LOCKS_GUARD = threading.Lock()
 
 
 class DiskFile(NamedTuple):
@@ -358,37 +355,20 @@ class Vault:
         return sorted(rel for rel, _ in self._confined.tree("knowledge") if is_conflict_copy(rel))
 
     # -- writing --------------------------------------------------------------
-    @contextlib.contextmanager
-    def lock(self, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
-        """Hold the vault's single-writer lock (threads and processes); freed if the holder dies."""
-        lock_path = str(self.state_dir / "vault.lock")
-        try:
-            self.state_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise storage_error(exc, "create the state folder", self.state_dir) from None
-        with _THREAD_LOCKS_GUARD:
-            thread_lock = _THREAD_LOCKS.setdefault(lock_path, threading.RLock())
-        if not thread_lock.acquire(timeout=timeout):
-            raise VaultBusy(f"the vault {self.root} is busy in this process; try again")
-        try:
-            file_lock = filelock.FileLock(
-                lock_path, thread_local=False, is_singleton=True, preserve_lock_file=True
-            )
-            try:
-                file_lock.acquire(timeout=timeout, poll_interval=0.002)
-            except filelock.Timeout:
-                raise VaultBusy(
-                    f"another process has held the vault lock of {self.root} for {timeout:.0f} s; "
-                    "check `wolfmem status` and try again"
-                ) from None
-            except OSError as exc:
-                raise storage_error(exc, "take the vault lock", lock_path) from None
-            try:
-                yield
-            finally:
-                file_lock.release()
-        finally:
-            thread_lock.release()
+    def lock(self, rel: str | None = None, timeout: float = LOCK_TIMEOUT_SECONDS) -> AbstractContextManager[None]:
+        """Hold one file's write lock (`rel`), or with no rel the whole vault's (a rebuild); see storage/locks.py.
+
+        A write holds only its own file's lock, so a busy file slows only its own writers.
+        """
+        if rel is None:
+            return locks.hold(self.state_dir / "vault.lock", timeout, f"the vault {self.root}")
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", rel.rpartition("/")[2])[:60]
+        digest = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:12]
+        return locks.hold(self.state_dir / "locks" / f"{name}-{digest}.lock", timeout, rel)
+
+    def index_lock(self, timeout: float = INDEX_LOCK_SECONDS) -> AbstractContextManager[None]:
+        """Hold the search index's write lock, taken around each commit to it (never around reading files)."""
+        return locks.hold(self.state_dir / "locks" / "index.lock", timeout, f"the search index of {self.root}")
 
 
 def template_text(name: str) -> str:

@@ -5,9 +5,11 @@ log, the digest, an audit report, a restore, the lease — is `VaultWriter.edit(
 
 1. read the file's bytes (no lock);
 2. work out the new text with `transform(current_text)` (no lock: a busy file slows only its own writers);
-3. take the vault lock; keep `<file>.bak` when asked; swap the new bytes in only if the file still holds
-   the bytes read (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
-4. if an editor wrote in between, let go of the lock, back off, and redo the edit on top of theirs.
+3. take the file's own lock (`Vault.lock(rel)`: writes to other files never wait for it); keep `<file>.bak`
+   when asked; swap the new bytes in only if the file still holds the bytes read
+   (`exchange.replace_if_unchanged`); record history, provenance and the reindex;
+4. if a writer only appended lines in between, redo the edit on top of theirs at once, still holding the
+   lock; after any other write, let go of the lock, back off, and redo the edit on top of theirs.
 
 For the notes people edit (`is_indexable`), step 3 also keeps the version it displaced, under a hidden
 name next to the file, with the bytes it held recorded in the state db: a program that opened the file
@@ -51,7 +53,9 @@ from wolfmem.storage.vault import Vault, content_hash, is_indexable
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-CAS_SECONDS = 10.0
+# How long a write may take in all, waiting for its file's lock included: it lands or fails (VaultBusy)
+# within this, plus at most the index lock's wait (storage/vault.py) for its reindex.
+CAS_SECONDS = 9.0
 # The folders whose every version history keeps: the bases a merge of an outside write needs.
 VERSIONED = ("knowledge/", "episodes/")
 # How long a knowledge file that had content may read as missing or empty before a write believes it:
@@ -184,24 +188,31 @@ class VaultWriter:
             try:
                 # The folder is opened beneath the vault's root (missing folders made there), so the
                 # temp file, the rename and the `.bak` cannot follow a folder swapped for a link out.
-                with self.vault.lock(), self.vault.spot(rel, create=True) as spot:
+                # Only this file's lock: a write to another file never waits for this one.
+                with self.vault.lock(rel, timeout=max(deadline - time.monotonic(), 0.1)), \
+                        self.vault.spot(rel, create=True) as spot:
                     # A call cancelled before it holds the lock writes nothing; once past here it completes.
                     checkpoint(_DOING.get(cause, "writing"))
-                    if backup and expected:
-                        atomic_write(spot.sibling(spot.name + ".bak"), expected)
-                        self._stage(Stage.BACKED_UP, rel)
-                    keep = is_indexable(rel)
-                    keep_as = displaced_name(spot.name, content_hash(expected)) if keep else None
-                    avoid = self._recent_inodes(rel) if keep else set()
-                    found = replace_if_unchanged(spot, expected, data, keep_as=keep_as, avoid=avoid)
-                    if found is None:
-                        if keep:
-                            self._note_identity(rel, spot, keep_as, expected)
-                        written = Written(rel, data, expected, wanted.detail, True)
-                        written = replace(written, warnings=self._landed(written, cause, composed))
-                        if on_commit is not None:
-                            on_commit(written)
-                        return written
+                    while True:
+                        found = self._exchange(rel, spot, expected, data, backup)
+                        if found is None:
+                            written = Written(rel, data, expected, wanted.detail, True)
+                            written = replace(written, warnings=self._landed(written, cause, composed))
+                            if on_commit is not None:
+                                on_commit(written)
+                            return written
+                        current = found[0]
+                        if found[0] != found[1] or not _appended(expected, current) or time.monotonic() > deadline:
+                            break
+                        # Only appended to since the read (a log, a script): redone here at once, still holding the
+                        # lock, since backing off lets a writer that appends every few ms win every race.
+                        self._stage(Stage.READ, rel)
+                        wanted = transform(decode(current) if decode is not None else _decode(current, rel))
+                        if wanted is None:
+                            return Written(rel, current, current, None, False)
+                        expected, data = current, wanted.text.encode("utf-8")
+                        if data == expected:
+                            return Written(rel, expected, expected, wanted.detail, False)
             except OSError as exc:
                 raise storage_error(exc, "write", rel) from None
             expected, base = found
@@ -210,6 +221,19 @@ class VaultWriter:
                 # holds ours, theirs is `base`; the retry redoes the edit on theirs against ours.
                 continue
         raise VaultBusy(f"{rel} kept changing while wolfmem tried to write it (for {CAS_SECONDS:.0f} s); try again")
+
+    def _exchange(self, rel: str, spot: Spot, expected: bytes, data: bytes, backup: bool) -> tuple[bytes, bytes] | None:
+        """One compare-and-exchange under the file's lock (see `replace_if_unchanged`), keeping what it displaces."""
+        if backup and expected:
+            atomic_write(spot.sibling(spot.name + ".bak"), expected)
+            self._stage(Stage.BACKED_UP, rel)
+        keep = is_indexable(rel)
+        keep_as = displaced_name(spot.name, content_hash(expected)) if keep else None
+        avoid = self._recent_inodes(rel) if keep else set()
+        found = replace_if_unchanged(spot, expected, data, keep_as=keep_as, avoid=avoid)
+        if found is None and keep:
+            self._note_identity(rel, spot, keep_as, expected)
+        return found
 
     def append(self, rel: str, block: Callable[[str], str], *, cause: Cause) -> Written[None]:
         """Append what `block(current_text)` returns to the end of a file."""
@@ -354,6 +378,11 @@ def _decode(data: bytes, rel: str) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise UsageError(f"{rel} is not UTF-8 text; fix or move it, then try again") from None
+
+
+def _appended(before: bytes, now: bytes) -> bool:
+    """Whether `now` is `before` with whole lines added at the end, so no line of it was changed or dropped."""
+    return len(now) > len(before) and now.startswith(before) and (not before or before.endswith(b"\n"))
 
 
 def _attempts(deadline: float) -> Iterator[int]:

@@ -139,11 +139,13 @@ def episode_files(turns: Sequence[Turn]) -> tuple[dict[str, str], dict[tuple[str
     return {rel: "\n".join(lines) + "\n" for rel, lines in lines_by_file.items()}, where
 
 
-def build_vault(turns: Sequence[Turn], root: Path) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
+def build_vault(
+    turns: Sequence[Turn], root: Path, config: wolfmem.Config | None = None
+) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
     """A fresh synced vault under root holding the turns; the caller closes the Memory."""
     files, where = episode_files(turns)
     vault = root / "vault"
-    memory = wolfmem.Memory(vault, wolfmem.Config(state_dir=str(root / "state")))
+    memory = wolfmem.Memory(vault, config or wolfmem.Config(state_dir=str(root / "state")))
     for rel, text in files.items():
         (vault / rel).write_text(text, "utf-8")
     memory.sync()
@@ -489,7 +491,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="also evaluate hybrid search with this OpenAI-compatible embeddings server and model")
     parser.add_argument("--query-prefix", default="", help="embeddings.query_prefix for --embeddings")
     parser.add_argument("--document-prefix", default="", help="embeddings.document_prefix for --embeddings")
+    parser.add_argument("--context-weight", type=float, help="rank the neighbour context field with this weight")
     args = parser.parse_args(argv)
+    if args.context_weight is not None:
+        wolfmem.search.index.FIELD_WEIGHTS["context"] = args.context_weight
     logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
     paths = sorted(args.dir.glob("*.json"))
     if not paths:

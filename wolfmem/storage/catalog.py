@@ -133,6 +133,16 @@ class Catalog(Store):
             return dict(rows.fetchall())
 
     @guarded
+    def between(self, path: str, first: int, last: int) -> list[tuple[str, int]]:
+        """The (doc id, line) of one file's facts on lines first..last, in line order."""
+        with self._guard:
+            rows = self._db.execute(
+                "SELECT doc_id, line FROM docs WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
+                (path, first, last),
+            )
+            return rows.fetchall()
+
+    @guarded
     def commit(
         self,
         entries: Mapping[str, ManifestEntry | None],

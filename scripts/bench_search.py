@@ -164,7 +164,7 @@ def generated(root: Path, facts: int, seed: int = 7) -> tuple[list[str], list[st
 
 def rebuild(root: Path, state: Path) -> tuple[Memory, float, int]:
     """A Memory over root after a full rebuild from nothing: (memory, facts/s, facts)."""
-    memory = Memory(root, Config(state_dir=str(state)))
+    memory = Memory(root, Config(state_dir=str(state), index_max_file_bytes=eval_longmemeval.MAX_FILE_BYTES))
     started = time.perf_counter()
     memory.reindex()
     seconds = time.perf_counter() - started

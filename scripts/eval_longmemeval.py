@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eval_locomo import K, Ranker, Tally, Turn, bm25_ranker, build_vault, fts5_ranker, table, wolfmem_ranker
 
 import wolfmem
-import wolfmem.search.index
 from wolfmem.core.tokens import content_stems
 
 SYSTEMS = ("wolfmem", "fts5", "bm25okapi")
@@ -119,10 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("dir", type=Path, help="folder with LongMemEval question json files")
     parser.add_argument("--limit", type=int, default=0, help="only the first N questions (0: all)")
     parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
-    parser.add_argument("--context-weight", type=float, help="rank the neighbour context field with this weight")
     args = parser.parse_args(argv)
-    if args.context_weight is not None:
-        wolfmem.search.index.FIELD_WEIGHTS["context"] = args.context_weight
     logging.getLogger("wolfmem").setLevel(logging.ERROR)
     paths = sorted(args.dir.glob("*.json"))[: args.limit or None]
     if not paths:

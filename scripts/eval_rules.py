@@ -1,9 +1,9 @@
-"""Choose the ranking's neighbour and block rules by leave-one-benchmark-out validation.
+"""Choose the ranking's neighbour part and rarity weight by leave-one-benchmark-out validation.
 
 Usage: python scripts/eval_rules.py LOCOMO_DIR LONGMEMEVAL_DIR [--limit N]
 
-Every rule in `wolfmem.search.neighbours` works at query time, so each vault is built once and
-every variant (neighbour part, how neighbours combine, block decay) asks all of its questions.
+Both rules work at query time (`neighbours.PART`, `query.RARITY`), so each vault is built once and
+every variant asks all of its questions.
 For each benchmark the variant with the best recall@10 on the *other* benchmark is chosen and
 scored on this one: a rule that only suits the benchmark it was chosen on shows up as a drop.
 Printed as markdown: the held-out choice per benchmark, with and without the rules, and the
@@ -33,27 +33,23 @@ import eval_longmemeval
 from eval_locomo import K, build_vault, recall
 
 import wolfmem
-from wolfmem.search import neighbours
+from wolfmem.search import neighbours, query
 
-Variant = tuple[float, str, float]  # (part, combine, decay)
+Variant = tuple[float, float]  # (neighbour part, rarity exponent)
 PARTS = (0.0, 0.25, 0.5, 0.75, 1.0)
-COMBINES = ("best", "sum")
-DECAYS = (1.0, 0.9, 0.8, 0.7, 0.6)
-VARIANTS: list[Variant] = [
-    (part, combine, decay) for part, combine, decay in itertools.product(PARTS, COMBINES, DECAYS)
-    if part > 0 or combine == "best"  # with no credit, how credits combine does not matter
-]
+RARITIES = (1.0, 0.5, 0.0)
+VARIANTS: list[Variant] = list(itertools.product(PARTS, RARITIES))
 
 
 @contextmanager
 def variant(chosen: Variant) -> Iterator[None]:
-    """Rank with another neighbour part, combination and block decay for the duration of the block."""
-    saved = neighbours.PART, neighbours.COMBINE, neighbours.DECAY
-    neighbours.PART, neighbours.COMBINE, neighbours.DECAY = chosen  # type: ignore[assignment]
+    """Rank with another neighbour part and rarity exponent for the duration of the block."""
+    saved = neighbours.PART, query.RARITY
+    neighbours.PART, query.RARITY = chosen
     try:
         yield
     finally:
-        neighbours.PART, neighbours.COMBINE, neighbours.DECAY = saved
+        neighbours.PART, query.RARITY = saved
 
 
 @dataclass
@@ -118,8 +114,8 @@ def longmemeval(folder: Path, work: Path, limit: int) -> Scores:
 
 def report(by_benchmark: dict[str, Scores]) -> str:
     """Markdown: the leave-one-benchmark-out choice per benchmark, then every variant's recall@10."""
-    off: Variant = (0.0, "best", 1.0)
-    out = ["| held-out benchmark | variant chosen on the others (part, combine, decay) | "
+    off: Variant = (0.0, 1.0)
+    out = ["| held-out benchmark | variant chosen on the others (part, rarity) | "
            "no rules r@10 | chosen r@5 | chosen r@10 |", "|---|---|---:|---:|---:|"]
     for held_out, scores in by_benchmark.items():
         others = [s for name, s in by_benchmark.items() if name != held_out]
@@ -134,11 +130,11 @@ def report(by_benchmark: dict[str, Scores]) -> str:
         for group in sorted(set(scores.groups)):
             out.append(f"| {held_out}: {group} | | {scores.mean(off, group):.3f} | | {scores.mean(best, group):.3f} |")
     names = list(by_benchmark)
-    out += ["", "| part | combine | decay | " + " | ".join(f"{n} r@10" for n in names) + " |",
-            "|---:|---|---:|" + "---:|" * len(names)]
+    out += ["", "| part | rarity | " + " | ".join(f"{n} r@10" for n in names) + " |",
+            "|---:|---:|" + "---:|" * len(names)]
     for chosen in VARIANTS:
         cells = " | ".join(f"{by_benchmark[n].mean(chosen):.3f}" for n in names)
-        out.append(f"| {chosen[0]} | {chosen[1]} | {chosen[2]} | {cells} |")
+        out.append(f"| {chosen[0]} | {chosen[1]} | {cells} |")
     return "\n".join(out)
 
 

@@ -269,8 +269,8 @@ class FactIndex:
             by_path.setdefault(one.path, []).append(one)
         found = {}
         for path, inside in by_path.items():  # one read per file, however many of its facts are hits
-            rows = self.catalog.between(path, min(h.line for h in inside) - span, max(h.line for h in inside) + span)
-            found.update({h.doc_id: run_of(rows, h.line, span) for h in inside})
+            facts = self.catalog.at_lines(path, (h.line + step for h in inside for step in range(-span, span + 1)))
+            found.update({h.doc_id: run_of(facts, h.line, span) for h in inside})
         return found
 
     def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:

@@ -23,12 +23,13 @@ from wolfmem.search.schema import Filters, IndexHit
 COMMON_SHARE = 0.05
 # ... unless it is in no more facts than this: in a small vault every term is cheap and may matter.
 COMMON_MIN_FACTS = 100
-# How many candidates per wanted hit the rarer terms fetch, for common terms, neighbours and the
-# blocks' turns to re-rank.
+# How many candidates per wanted hit the rarer terms fetch, for common terms and neighbours to re-rank.
 POOL = 3
 # At most this many terms are searched for; a question has a handful, a pasted page thousands,
 # and Whoosh's cost grows with every term OR-ed in. The rest only re-rank.
 MAX_SEARCHED_TERMS = 32
+# How strongly a term's rarity weighs on top of BM25's own IDF (weight = (idf / top idf) ** RARITY).
+RARITY = 1.0
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ def plan(index: FactIndex, text: str) -> QueryTerms:
         searched = sorted(searched, key=lambda term: holding[term] or math.inf)[:MAX_SEARCHED_TERMS]
     weight = {term: idf(facts, n) for term, n in holding.items()}
     top = max(weight[term] for term in searched)
+    weight = {term: (value / top) ** RARITY * top for term, value in weight.items()}
     chosen = set(searched)
     return QueryTerms(
         searched={term: weight[term] / top for term in searched},
@@ -101,13 +103,14 @@ def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -
     pool = index.search(terms.searched, filters, limit * POOL, bonus=_bonus(index, terms.common))
     if filters.keys:  # an exact lookup (dedup's) wants the facts themselves
         return pool[:limit]
-    earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART, neighbours.COMBINE)
+    earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)
     pooled = {hit.doc_id for hit in pool}
     # Only the best-credited newcomers can reach the list; their stored text is read, the rest are not.
     newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=lambda n: -n.credit)[:limit]
     fetched = {doc_id: hit for doc_id, hit in index.fetch({n.doc_id: n.line for n in newcomers}).items()
                if _dated_within(hit, filters)}
-    return neighbours.diverse(neighbours.merged(pool, earned, fetched), limit, neighbours.DECAY)
+    ranked = neighbours.merged(pool, earned, fetched)
+    return sorted(ranked, key=lambda hit: -hit.score)[:limit]
 
 
 def _bonus(index: FactIndex, common: dict[str, float]) -> dict[str, float]:

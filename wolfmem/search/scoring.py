@@ -94,8 +94,12 @@ def _read(reader, field: str, term: str) -> _Postings:
     if not ids:
         return _EMPTY
     numbers = np.concatenate(ids)
-    lengths = np.array([reader.doc_field_length(int(n), field) or 0 for n in numbers], dtype=np.float64)
-    return _Postings(numbers, np.concatenate(tfs), lengths)
+    lengths = [reader.doc_field_length(int(n), field) for n in numbers]
+    if not all(lengths):
+        # A document that holds the term has a length: none means the segment's length file is cut short,
+        # which the index folder answers (as for any damaged segment) by rebuilding from the files.
+        raise ValueError(f"no {field} length for a document holding {term!r}: the segment's lengths are damaged")
+    return _Postings(numbers, np.concatenate(tfs), np.array(lengths, dtype=np.float64))
 
 
 def best(
@@ -139,8 +143,7 @@ def _selected(
 ) -> list[tuple[int, float]]:
     numbers: list[np.ndarray] = []
     scores: list[np.ndarray] = []
-    stats = {clause: (searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1)
-             for clause in clauses}
+    stats: dict[Clause, tuple[float, float]] = {}  # asked only of terms some segment holds, as Whoosh does
     for reader, offset in searcher.reader().leaf_readers():
         size = reader.doc_count_all()
         total = np.zeros(size, dtype=np.float64)
@@ -149,6 +152,8 @@ def _selected(
             postings = cache.postings(reader, clause.field, clause.term)
             if not len(postings.ids):
                 continue
+            if clause not in stats:
+                stats[clause] = searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1
             idf, average = stats[clause]
             tf = postings.tf
             part = clause.boost * (idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * postings.length / average))))

@@ -133,14 +133,16 @@ class Catalog(Store):
             return dict(rows.fetchall())
 
     @guarded
-    def between(self, path: str, first: int, last: int) -> list[tuple[str, int]]:
-        """The (doc id, line) of one file's facts on lines first..last, in line order."""
+    def at_lines(self, path: str, lines: Iterable[int]) -> dict[int, str]:
+        """The doc id on each of these lines of one file that holds a fact."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
         with self._guard:
-            rows = self._db.execute(
-                "SELECT doc_id, line FROM docs WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
-                (path, first, last),
-            )
-            return rows.fetchall()
+            rows = self._db.execute(f"SELECT line, doc_id FROM docs WHERE path = ? AND line IN ({marks})",
+                                    [path, *wanted])
+            return dict(rows.fetchall())
 
     @guarded
     def commit(

@@ -40,7 +40,7 @@ def test_a_reply_without_the_question_words_is_found_through_its_neighbour(memor
     day(vault, "2024-01-01", {"10:00 — Session 1": [
         "Ann: What did you name the new puppy?",
         "Bo: We called him Biscuit.",
-        *[f"Ann: talk about the weather, part {n}" for n in range(8)],
+        *[f"Ann: a name for the weather, part {n}" for n in range(8)],
     ]})
     memory.sync()
     found = [h.text for h in memory.search("puppy name", limit=3)]

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+import bench_search  # noqa: E402
 from bench_editors import editor_contention  # noqa: E402
 from bench_fts5 import Fts5  # noqa: E402
 from bench_load import environment, stale_reads, writers_and_editor  # noqa: E402
@@ -515,7 +516,12 @@ def main() -> None:
     parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")
     parser.add_argument("--bounds", action="store_true", help="also run issue 24's bounds (scripts/bench_bounds.py)")
     parser.add_argument("--saves-contend", action="store_true", help="also run bench_contend.py's contention row")
+    parser.add_argument("--search-only", action="store_true",
+                        help="only search and rebuild side by side with FTS5 on real questions (bench_search.py)")
     args = parser.parse_args()
+    if args.search_only:
+        bench_search.main(["--facts", *args.sizes.split(","), "--rounds", "1" if args.quick else "2"])
+        return
     args.idle = args.idle or (10.0 if args.quick else 30.0)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     work = Path(tempfile.mkdtemp(prefix="wolfmem-bench-"))

@@ -1,6 +1,6 @@
 """Retrieval quality on LoCoMo: wolfmem's search against SQLite FTS5 and rank_bm25 on the same lines.
 
-Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses] [--sweep-context] [--embeddings URL/MODEL]
+Usage: python scripts/eval_locomo.py DIR [--latency-facts N] [--show-misses] [--embeddings URL/MODEL]
 
 DIR holds LoCoMo conversation files (`26.json`, ...). For each one a fresh vault gets one episode
 bullet per dialog turn (`Speaker: text [image: caption]`) on the session's date, each category 1-4
@@ -9,9 +9,8 @@ dialog ids are reported, per conversation, per category and overall, as a markdo
 Questions are asked the day after the conversation's last session, as a user would ask a vault
 afterwards; the `dated` row holds the questions that name a date wolfmem recognises.
 
---sweep-context scores wolfmem's neighbour-context settings (lines each side, field weight) and
-picks one by leave-one-conversation-out: each conversation is scored with the setting that did
-best on the others, so a choice that only suits one conversation shows up as a drop.
+The ranking's neighbour and block rules are chosen by scripts/eval_rules.py (leave-one-benchmark-out
+over LoCoMo and LongMemEval).
 
 `--embeddings http://127.0.0.1:8000/v1/MODEL` also runs the hybrid search against that server (see
 `hybrid_report`): it embeds each conversation, then picks the fusion weights by
@@ -30,8 +29,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -39,8 +37,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import wolfmem
-import wolfmem.search.documents
-import wolfmem.search.index
 from wolfmem.core.tokens import STOP_WORDS, content_stems, tokens
 from wolfmem.search import query_dates
 
@@ -139,11 +135,13 @@ def episode_files(turns: Sequence[Turn]) -> tuple[dict[str, str], dict[tuple[str
     return {rel: "\n".join(lines) + "\n" for rel, lines in lines_by_file.items()}, where
 
 
-def build_vault(turns: Sequence[Turn], root: Path) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
+def build_vault(
+    turns: Sequence[Turn], root: Path, config: wolfmem.Config | None = None
+) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
     """A fresh synced vault under root holding the turns; the caller closes the Memory."""
     files, where = episode_files(turns)
     vault = root / "vault"
-    memory = wolfmem.Memory(vault, wolfmem.Config(state_dir=str(root / "state")))
+    memory = wolfmem.Memory(vault, config or wolfmem.Config(state_dir=str(root / "state")))
     for rel, text in files.items():
         (vault / rel).write_text(text, "utf-8")
     memory.sync()
@@ -285,67 +283,6 @@ def total(tallies: dict[int, Tally]) -> Tally:
     return whole
 
 
-# -- choosing the neighbour context by leave-one-conversation-out ----------------
-# (lines each side, context field weight); the first is the setting before the sweep (±2, 0.85 since).
-CONTEXT_VARIANTS = [(1, 0.85), (1, 0.6), (1, 1.0), (1, 1.2), (2, 0.6), (2, 0.85), (2, 1.0), (2, 1.2)]
-
-
-@contextmanager
-def context_setting(lines: int, weight: float) -> Iterator[None]:
-    """Index and search with another neighbour context for the duration of the block."""
-    saved = wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"]
-    wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = lines, weight
-    try:
-        yield
-    finally:
-        wolfmem.search.documents.CONTEXT_LINES, wolfmem.search.index.FIELD_WEIGHTS["context"] = saved
-
-
-def leave_one_out(scores: dict[str, dict[str, Tally]]) -> list[tuple[str, str, Tally]]:
-    """(held-out conversation, variant chosen on the others, its held-out tally) per conversation.
-
-    The choice is the best recall@10 over the other conversations' questions pooled; a tie goes
-    to the variant listed first, so the setting in use is only replaced by a better one.
-    """
-    conversations = list(next(iter(scores.values())))
-    chosen = []
-    for held_out in conversations:
-        def pooled(variant: str, held_out: str = held_out) -> float:
-            rest = Tally()
-            for name, tally in scores[variant].items():
-                if name != held_out:
-                    rest.extend(tally)
-            return round(rest.means()[1], 6)
-
-        best = max(scores, key=pooled)  # max keeps the first of equal scores
-        chosen.append((held_out, best, scores[best][held_out]))
-    return chosen
-
-
-def sweep_context(conversations: Sequence[Conversation], work: Path) -> str:
-    """Markdown: every context variant per conversation, then the leave-one-out choice."""
-    scores: dict[str, dict[str, Tally]] = {}
-    for lines, weight in CONTEXT_VARIANTS:
-        variant = f"±{lines} lines, ctx {weight}"
-        scores[variant] = {}
-        with context_setting(lines, weight):
-            for conversation in conversations:
-                memory, where = build_vault(conversation.turns, work / f"{lines}-{weight}-{conversation.name}")
-                try:
-                    rank = wolfmem_ranker(memory, where, conversation.today)
-                    scores[variant][conversation.name] = total(ask(rank, conversation.questions))
-                finally:
-                    memory.close()
-    rows = [(f"conv {name}", variant, tally) for variant, by in scores.items() for name, tally in by.items()]
-    held = leave_one_out(scores)
-    pooled = Tally()
-    for _, _, tally in held:
-        pooled.extend(tally)
-    rows += [(f"held-out conv {name}", f"chosen: {variant}", tally) for name, variant, tally in held]
-    rows.append(("**held-out, pooled**", "leave-one-conversation-out", pooled))
-    return table(rows)
-
-
 def latency_on_large_vault(conversations: Sequence[Conversation], facts: int, work: Path) -> Tally:
     """Search latency on a vault of about `facts` lines: the turns repeated on shifted years."""
     turns: list[Turn] = []
@@ -483,8 +420,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-facts", type=int, default=10_000,
                         help="also time wolfmem search on a vault of this many facts (0: skip)")
     parser.add_argument("--show-misses", action="store_true", help="print wolfmem's incomplete answers")
-    parser.add_argument("--sweep-context", action="store_true",
-                        help="only score the neighbour-context settings, with leave-one-conversation-out")
     parser.add_argument("--embeddings", metavar="URL/MODEL",
                         help="also evaluate hybrid search with this OpenAI-compatible embeddings server and model")
     parser.add_argument("--query-prefix", default="", help="embeddings.query_prefix for --embeddings")
@@ -496,11 +431,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"no .json files in {args.dir}")
     started = time.perf_counter()
     conversations = [load(path) for path in paths]
-    if args.sweep_context:
-        with tempfile.TemporaryDirectory(prefix="wolfmem-locomo-") as tmp:
-            print(sweep_context(conversations, Path(tmp)))
-        print(f"\ntotal {time.perf_counter() - started:.1f} s")
-        return 0
     overall = {system: Tally() for system in SYSTEMS}
     by_category = {(system, c): Tally() for system in SYSTEMS for c in CATEGORIES}
     dated = {system: Tally() for system in SYSTEMS}

@@ -38,7 +38,7 @@ def counted(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         return real_read(text)
 
     def write(self, paths, doc_ids, docs):  # type: ignore[no-untyped-def]
-        counts["indexed"] += sum(len(doc.text) + len(doc.context) for doc in docs)
+        counts["indexed"] += sum(len(doc.text) for doc in docs)
         return real_write(self, paths, doc_ids, docs)
 
     compare._reading.cache_clear()

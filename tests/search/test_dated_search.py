@@ -1,4 +1,4 @@
-"""Search with dates in the query, curation logs left out by default, and wider neighbour context."""
+"""Search with dates in the query, curation logs left out by default, and answers found by their neighbours."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 from conftest import run_cli
 
 from wolfmem import Config, Memory, UsageError
-from wolfmem.search.documents import facts_of
 
 
 def write(vault: Path, rel: str, lines: list[str]) -> None:
@@ -98,15 +97,6 @@ def test_curation_logs_are_searched_only_when_asked_for(memory: Memory, vault: P
     logged = memory.search("Who is my manager?", sources=["knowledge", "consolidated"])
     assert {h.source for h in logged} == {"knowledge", "consolidated"}
     assert memory.search("manager", sources="consolidated")[0].path == "consolidated/2026-W48.md"
-
-
-def test_context_holds_two_neighbours_each_side_within_the_section() -> None:
-    text = "# Day\n\n## A\n\n- one\n- two\n- three\n- four\n- five\n\n## B\n\n- six\n"
-    context = {doc.text: doc.context for doc in facts_of("episodes/2024-01-01.md", text)}
-    assert context["three"] == "one two four five"
-    assert context["one"] == "two three"
-    assert context["five"] == "three four"  # "six" is in another section
-    assert context["six"] == ""
 
 
 def test_an_answer_two_lines_away_is_found(memory: Memory, vault: Path) -> None:

@@ -28,13 +28,6 @@ log = logging.getLogger(__name__)
 # without its stat changing ("racily clean", as git calls it), so it is re-hashed until it is older.
 RACY_WINDOW_NS = 2_000_000_000
 
-# A fact is indexed with this many facts before and after it (same section) as its context: an
-# answer is often the reply to the line with the question's words, or the one after (BENCHMARKS.md).
-CONTEXT_LINES = 2
-# A neighbour lends at most this much of its text to a fact's context, and a line longer than this
-# is its own context: a pasted 150 kB line beside a saved fact once made each save index it again.
-CONTEXT_CHARS = 1_000
-
 # The reason recorded for a file that could not be read. Such a file stays in every plan: a `chmod`
 # that makes it readable changes neither its mtime nor its size, and a failed open costs microseconds.
 UNREADABLE = "cannot read"
@@ -46,7 +39,7 @@ def unreadable(exc: OSError) -> str:
 
 
 def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -> list[FactDoc]:
-    """The index documents of one file's text: one per fact or code line, with its neighbours as context.
+    """The index documents of one file's text: one per fact or code line.
 
     A fact's date is its episode's day, or for knowledge the day wolfmem first saw the line.
     """
@@ -60,15 +53,10 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
         facts, archived = _archived_facts(facts)
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
-    for position, fact in enumerate(facts):
+    for fact in facts:
         digest = _text_digest(fact.text)
         occurrences[digest] = occurrences.get(digest, 0) + 1
         key = fact_key(fact.text)
-        neighbours = [
-            other.text[:CONTEXT_CHARS]
-            for other in facts[max(0, position - CONTEXT_LINES): position + CONTEXT_LINES + 1]
-            if other is not fact and other.section == fact.section
-        ]
         docs.append(
             FactDoc(
                 doc_id=f"{rel}#{digest}.{occurrences[digest]}",
@@ -78,7 +66,6 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
                 line=fact.line,
                 text=fact.text,
                 date=day or archived.get(fact.line) or first_seen.get(key, ""),
-                context="" if archived or len(fact.text) > CONTEXT_CHARS else " ".join(neighbours),
                 key=key,
             )
         )

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
 # is split into words.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 _OPEN_ATTEMPTS = 25

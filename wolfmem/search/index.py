@@ -6,21 +6,24 @@ Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`) an
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import shutil
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
+import numpy as np
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.searching import Hit
 from whoosh.writing import IndexingError
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
+from wolfmem.search import scoring
 from wolfmem.search.folder import IndexFolder
+from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
     BulkPart,
@@ -43,6 +46,8 @@ Part = TypeVar("Part", bound=BulkPart)
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.
 _ORPHAN_SLACK = 5
 _POOL_MB = 16
+# Filter and mask document sets kept per searcher (a vault's searches use a handful).
+_MASKS = 16
 
 
 class FactIndex:
@@ -51,6 +56,12 @@ class FactIndex:
     def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
         self._folder = IndexFolder(directory, lock)
         self.analyzer = fact_analyzer()
+        # Segments never change, so their postings and the searcher's filter masks are kept between searches.
+        self._postings = scoring.PostingCache()
+        self._masks_of: object = None
+        self._masks: dict[str, np.ndarray] = {}
+        self._frequencies_of: object = None
+        self._frequencies: dict[tuple[str, str], int] = {}
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -223,40 +234,54 @@ class FactIndex:
         """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
         return [token.text for token in self.analyzer(text)]
 
+    def terms_in(self, text: str) -> set[str]:
+        """The set of index terms of a piece of text, each distinct word analysed once and remembered."""
+        return {term for word in set(text.split()) for term in _word_terms(word)}
+
     def search(
         self,
         terms: Mapping[str, float],
         filters: Filters = Filters(),
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
+        bonus: Mapping[str, float] | None = None,
     ) -> list[IndexHit]:
-        """Facts matching any of the weighted terms (OR), best first under BM25F."""
+        """Facts matching any of the weighted terms (OR), best first under BM25F.
+
+        A `bonus` term selects nothing: a chosen fact holding it gains its value (times the field's weight).
+        """
         if not terms:
             return []
         clauses = [
-            wq.Term(field, term, boost=weight * boost)
+            scoring.Clause(field, term, weight * boost)
             for term, boost in terms.items()
             for field, weight in weights.items()
             if weight > 0
         ]
+        extra = [scoring.Clause(field, term, weight * value)
+                 for term, value in (bonus or {}).items() for field, weight in weights.items() if weight > 0]
         searcher = self._folder.current_searcher()
-        query = wq.Or(clauses)
         with self._folder.reading():
-            return self._search(searcher, query, filters, limit)
+            chosen, mask = split_sources(searcher, filters)
+            wanted = filter_query(chosen)
+            best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
+                                self._docs(searcher, wanted), self._docs(searcher, mask), extra)
+            return self._placed([(searcher.stored_fields(number), score) for number, score in best])[:limit]
 
-    def _search(self, searcher, query: wq.Or, filters: Filters, limit: int) -> list[IndexHit]:
-        chosen, mask = split_sources(searcher, filters)
-        # A tree of union matchers scoring every posting: for a segment under 5,000 facts Whoosh
-        # would pick its array matcher, which zeroes a 2,048-slot array in Python per block of
-        # documents, and its block-skipping (`optimize`) can loop forever when float rounding makes
-        # a union's sum and its parts disagree. Search p50 at 10k: 4.3 -> 2.6 ms; 100k unchanged.
-        query.matcher_type = wq.Or.DEFAULT_MATCHER
-        results = searcher.search(
-            query, limit=limit + _ORPHAN_SLACK, filter=filter_query(chosen), mask=mask, optimize=False
-        )
-        return self._placed([(result, result.score) for result in results])[:limit]
+    def _docs(self, searcher, query: wq.Query | None) -> np.ndarray | None:
+        """The documents a filter or mask query matches, kept for as long as this searcher is current."""
+        if query is None:
+            return None
+        if self._masks_of is not searcher:
+            self._masks_of, self._masks = searcher, {}
+        key = repr(query)
+        if key not in self._masks:
+            if len(self._masks) >= _MASKS:
+                self._masks.pop(next(iter(self._masks)))
+            self._masks[key] = scoring.docs_mask(searcher, query)
+        return self._masks[key]
 
-    def _placed(self, results: list[tuple[Hit, float]]) -> list[IndexHit]:
+    def _placed(self, results: Sequence[tuple[Mapping[str, Any], float]]) -> list[IndexHit]:
         """Hits at their current lines; facts the catalog does not know (a crashed writer's) are dropped."""
         assert self.catalog is not None
         lines = self.catalog.lines([result["doc_id"] for result, _ in results])
@@ -266,15 +291,44 @@ class FactIndex:
             if result["doc_id"] in lines
         ]
 
+    def near_all(self, hits: Sequence[IndexHit], span: int) -> dict[str, list[tuple[str, int]]]:
+        """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""
+        assert self.catalog is not None
+        by_path: dict[str, list[IndexHit]] = {}
+        for one in hits:
+            by_path.setdefault(one.path, []).append(one)
+        found = {}
+        for path, inside in by_path.items():  # one read per file, however many of its facts are hits
+            facts = self.catalog.at_lines(path, (h.line + step for h in inside for step in range(-span, span + 1)))
+            found.update({h.doc_id: run_of(facts, h.line, span) for h in inside})
+        return found
+
+    def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:
+        """The stored facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
+        searcher = self._folder.current_searcher()
+        found = {}
+        with self._folder.reading():
+            for doc_id, line in lines.items():
+                number = searcher.document_number(doc_id=doc_id)
+                if number is not None:
+                    found[doc_id] = hit(searcher.stored_fields(number), 0.0, line)
+        return found
+
     def count(self) -> int:
         """How many facts the index holds."""
         with self._folder.reading():
             return self._folder.current_searcher().doc_count()
 
     def doc_frequency(self, field: str, term: str) -> int:
-        """How many facts hold a term in a field."""
-        with self._folder.reading():
-            return self._folder.current_searcher().doc_frequency(field, term)
+        """How many facts hold a term in a field (remembered for as long as the searcher is current)."""
+        searcher = self._folder.current_searcher()
+        if self._frequencies_of is not searcher:
+            self._frequencies_of, self._frequencies = searcher, {}
+        key = (field, term)
+        if key not in self._frequencies:
+            with self._folder.reading():
+                self._frequencies[key] = searcher.doc_frequency(field, term)
+        return self._frequencies[key]
 
     def iter_facts(self, filters: Filters = Filters()) -> Iterator[IndexHit]:
         """Every stored fact passing the filters, in no particular order."""
@@ -291,6 +345,15 @@ class FactIndex:
                 filter_query(filters) or wq.Every(), sortedby=["date", "path"], limit=None)
             placed = self._placed([(result, 0.0) for result in hits])
         return sorted(placed, key=lambda hit: (hit.date, hit.path, hit.line))[:limit]
+
+
+_ANALYZER = fact_analyzer()
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """The index terms of one whitespace-free word (the analyzer never joins words across spaces)."""
+    return tuple(token.text for token in _ANALYZER(word))
 
 
 def _abandon(writer) -> None:

@@ -14,19 +14,22 @@ import math
 from dataclasses import dataclass
 
 from wolfmem.errors import UsageError
+from wolfmem.search import neighbours
 from wolfmem.search.index import FactIndex
 from wolfmem.search.query_dates import DatedQuery, Window
-from wolfmem.search.schema import FIELD_WEIGHTS, Filters, IndexHit
+from wolfmem.search.schema import Filters, IndexHit
 
 # A term in more than this share of the facts is too common to search for ...
 COMMON_SHARE = 0.05
 # ... unless it is in no more facts than this: in a small vault every term is cheap and may matter.
 COMMON_MIN_FACTS = 100
-# How many candidates per wanted hit the rarer terms fetch for the common ones to re-rank.
-RESCORE_POOL = 2
+# How many candidates per wanted hit the rarer terms fetch, for common terms and neighbours to re-rank.
+POOL = 3
 # At most this many terms are searched for; a question has a handful, a pasted page thousands,
 # and Whoosh's cost grows with every term OR-ed in. The rest only re-rank.
 MAX_SEARCHED_TERMS = 32
+# How strongly a term's rarity weighs on top of BM25's own IDF (weight = (idf / top idf) ** RARITY).
+RARITY = 1.0
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ def plan(index: FactIndex, text: str) -> QueryTerms:
         searched = sorted(searched, key=lambda term: holding[term] or math.inf)[:MAX_SEARCHED_TERMS]
     weight = {term: idf(facts, n) for term, n in holding.items()}
     top = max(weight[term] for term in searched)
+    weight = {term: (value / top) ** RARITY * top for term, value in weight.items()}
     chosen = set(searched)
     return QueryTerms(
         searched={term: weight[term] / top for term in searched},
@@ -95,25 +99,34 @@ def _within(filters: Filters, window: Window) -> Filters:
 
 
 def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -> list[IndexHit]:
-    """The best facts for planned terms: rarer terms search, common ones re-rank."""
-    if not terms.common:
-        return index.search(terms.searched, filters, limit)
-    hits = index.search(terms.searched, filters, limit * RESCORE_POOL)
-    return _rescore(index, hits, terms.common)[:limit]
+    """The best facts for planned terms: rarer terms search, common ones re-rank, neighbours are credited."""
+    pool = index.search(terms.searched, filters, limit * POOL, bonus=_bonus(index, terms.common))
+    if filters.keys:  # an exact lookup (dedup's) wants the facts themselves
+        return pool[:limit]
+    earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)
+    pooled = {hit.doc_id for hit in pool}
+    # Only the best-credited newcomers can reach the list; their stored text is read, the rest are not.
+    newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=lambda n: -n.credit)[:limit]
+    fetched = {doc_id: hit for doc_id, hit in index.fetch({n.doc_id: n.line for n in newcomers}).items()
+               if _dated_within(hit, filters)}
+    ranked = neighbours.merged(pool, earned, fetched)
+    return sorted(ranked, key=lambda hit: -hit.score)[:limit]
 
 
-def _rescore(index: FactIndex, hits: list[IndexHit], common: dict[str, float]) -> list[IndexHit]:
-    """Add what each common term would have scored in a fact's text and section, then re-sort."""
+def _bonus(index: FactIndex, common: dict[str, float]) -> dict[str, float]:
+    """What one occurrence of each common term adds to a candidate holding it (in its text or section).
+
+    The value is the term's weight times the index's IDF: BM25 of one occurrence in a fact of
+    average length. Common terms only re-rank what the rarer ones found (Lucene's common terms).
+    """
     facts = index.count()
-    # What a single occurrence scores under the index's BM25F (Whoosh's IDF, average length).
-    value = {term: weight * (math.log(facts / (index.doc_frequency("text", term) + 1)) + 1)
-             for term, weight in common.items()}
-    rescored = []
-    for hit in hits:
-        bonus = 0.0
-        for field, words in (("text", hit.text), ("section", hit.section)):
-            if words:
-                present = set(index.analyse(words))
-                bonus += FIELD_WEIGHTS[field] * sum(v for term, v in value.items() if term in present)
-        rescored.append(dataclasses.replace(hit, score=hit.score + bonus) if bonus else hit)
-    return sorted(rescored, key=lambda hit: -hit.score)
+    return {term: weight * (math.log(facts / (index.doc_frequency("text", term) + 1)) + 1)
+            for term, weight in common.items()}
+
+
+def _dated_within(hit: IndexHit, filters: Filters) -> bool:
+    """Whether a fact passes the filters' dates (a neighbour shares its file, so the rest holds)."""
+    after, before = filters.after or "", filters.before or "\uffff"
+    return after <= hit.date <= before
+
+

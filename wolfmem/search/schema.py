@@ -21,9 +21,9 @@ from wolfmem.core.tokens import STOP_WORDS
 from wolfmem.storage.catalog import DocRow, ManifestEntry
 from wolfmem.storage.vault import SOURCES
 
-# Field weights for BM25F: a fact's section heading names its subject; an answer often sits in the
-# reply next to the line with the question's words, so neighbours count almost as much (BENCHMARKS.md).
-FIELD_WEIGHTS = {"text": 1.0, "section": 1.6, "context": 0.85}
+# Field weights for BM25F: a fact's section heading names its subject. A fact's neighbours are not a
+# field: they are credited at query time (search.neighbours), from their own text (BENCHMARKS.md).
+FIELD_WEIGHTS = {"text": 1.0, "section": 1.6}
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,12 @@ class FactDoc:
     line: int
     text: str
     date: str
-    context: str = ""
     key: str = ""
 
     @property
     def digest(self) -> str:
         """A digest of everything indexed about the fact except its line, which may shift freely."""
-        fields = (self.source, self.section, self.text, self.context, self.date, self.key)
+        fields = (self.source, self.section, self.text, self.date, self.key)
         return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
 
 
@@ -58,6 +57,7 @@ class IndexHit:
     text: str
     date: str
     score: float
+    doc_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,6 @@ def whoosh_schema() -> Schema:
         section=TEXT(analyzer=analyzer, stored=True, phrase=False),
         # No line field: the catalog holds each fact's current line (it shifts without a reindex).
         text=TEXT(analyzer=analyzer, stored=True, phrase=False),
-        context=TEXT(analyzer=analyzer, phrase=False),
         date=ID(stored=True),
         key=ID,
     )
@@ -171,7 +170,6 @@ def fields(doc: FactDoc) -> dict[str, object]:
         "source": doc.source,
         "section": doc.section,
         "text": doc.text,
-        "context": doc.context,
         "date": doc.date,
         "key": doc.key,
     }
@@ -186,6 +184,7 @@ def hit(result, score: float, line: int) -> IndexHit:
         text=result["text"],
         date=result.get("date", ""),
         score=float(score),
+        doc_id=result["doc_id"],
     )
 
 

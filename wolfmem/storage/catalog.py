@@ -133,6 +133,18 @@ class Catalog(Store):
             return dict(rows.fetchall())
 
     @guarded
+    def at_lines(self, path: str, lines: Iterable[int]) -> dict[int, str]:
+        """The doc id on each of these lines of one file that holds a fact."""
+        wanted = sorted(set(lines))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        with self._guard:
+            rows = self._db.execute(f"SELECT line, doc_id FROM docs WHERE path = ? AND line IN ({marks})",
+                                    [path, *wanted])
+            return dict(rows.fetchall())
+
+    @guarded
     def commit(
         self,
         entries: Mapping[str, ManifestEntry | None],

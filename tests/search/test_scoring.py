@@ -1,0 +1,56 @@
+"""BM25F from cached posting arrays: the ranking Whoosh's matchers give, and a bounded cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from whoosh import query as wq
+
+from wolfmem import Memory
+from wolfmem.search import scoring
+from wolfmem.search.schema import FIELD_WEIGHTS, Filters
+
+WORDS = "tea kayak garden fence puppy river budget harbour depot station lamp".split()
+
+
+@pytest.fixture
+def filled(memory: Memory, vault: Path) -> Memory:
+    """Two files written in two syncs (two segments), one of them then edited (deletions)."""
+    lines = [f"- {WORDS[n % 11]} {WORDS[(n * 7) % 11]} and {WORDS[(n * 3) % 11]} note {n}" for n in range(60)]
+    (vault / "episodes").mkdir(exist_ok=True)
+
+    def write(day: str, bullets: list[str]) -> None:
+        (vault / "episodes" / f"{day}.md").write_text(f"# {day}\n\n## 10:00 — Chat\n" + "\n".join(bullets) + "\n")
+        memory.sync()
+
+    write("2024-01-01", lines[:30])
+    write("2024-01-02", lines[30:])
+    write("2024-01-01", lines[:20])
+    return memory
+
+
+@pytest.mark.parametrize(
+    "terms", [{"kayak": 1.0}, {"tea": 1.0, "garden": 0.5}, {"puppy": 0.7, "lamp": 1.0, "river": 0.2}]
+)
+def test_the_ranking_is_whooshs_own(filled: Memory, terms: dict[str, float]) -> None:
+    index = filled.index
+    ours = [(h.doc_id, round(h.score, 9)) for h in index.search(terms, Filters(), limit=15)]
+    searcher = index._folder.current_searcher()
+    tree = wq.Or([wq.Term(field, term, boost=weight * boost)
+                  for term, boost in terms.items() for field, weight in FIELD_WEIGHTS.items()])
+    theirs = [(r["doc_id"], round(r.score, 9)) for r in searcher.search(tree, limit=15, optimize=False)]
+    assert ours == theirs and ours
+
+
+def test_deleted_facts_are_never_scored(filled: Memory) -> None:
+    texts = [h.text for h in filled.index.search({"note": 1.0}, Filters(), limit=50)]
+    assert len(texts) == 50 and not any(text.endswith(f"note {n}") for n in range(20, 30) for text in texts)
+
+
+def test_the_cache_keeps_postings_within_its_budget(filled: Memory) -> None:
+    cache = scoring.PostingCache(budget=12)
+    for reader, _ in filled.index._folder.current_searcher().reader().leaf_readers():
+        for word in WORDS:
+            cache.postings(reader, "text", word)
+    assert 0 < cache._size <= 12

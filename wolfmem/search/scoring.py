@@ -1,0 +1,192 @@
+"""BM25F from posting arrays read once per segment: what Whoosh's matcher tree scores, without the tree.
+
+A segment never changes once written (a commit writes new ones; a deletion only marks documents),
+so a term's postings in a segment are read once into arrays (document numbers, term frequencies,
+field lengths) and kept; a search then sums each term's BM25 over its arrays with numpy and takes
+the best. The score is Whoosh's BM25F to the bit (its idf, average field length and stored field
+length, times the clause's boost), and ties go to the lower document number as in Whoosh's
+collector, so the ranking is the one its matchers gave. Those matchers (a tree rebuilt for every
+segment and block, one Python call per posting) were three quarters of a search (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# Postings kept in memory across searches (about 12 bytes each): a term is read again when it
+# fell out. A question's terms are rarer than this by far; a common term alone can hold a lot.
+MAX_CACHED_POSTINGS = 1_500_000
+B, K1 = 0.75, 1.2
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One term searched in one field, with the boost its score is multiplied by."""
+
+    field: str
+    term: str
+    boost: float
+
+
+@dataclass(frozen=True)
+class _Postings:
+    ids: np.ndarray  # document numbers within the segment
+    tf: np.ndarray
+    length: np.ndarray  # the field's stored length of each document
+
+
+_EMPTY = _Postings(np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64))
+
+
+class PostingCache:
+    """The postings of recently searched terms, per segment, bounded in total size; thread-safe."""
+
+    def __init__(self, budget: int = MAX_CACHED_POSTINGS) -> None:
+        self.budget = budget
+        self._kept: OrderedDict[tuple[str, str, str], _Postings] = OrderedDict()
+        self._size = 0
+        self._guard = threading.Lock()
+
+    def postings(self, reader, field: str, term: str) -> _Postings:
+        """A term's postings in one segment reader, read from its files the first time."""
+        key = (_segment_key(reader), field, term)
+        with self._guard:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        found = _read(reader, field, term)
+        with self._guard:
+            if key not in self._kept and len(found.ids) <= self.budget:
+                self._kept[key] = found
+                self._size += len(found.ids)
+                while self._size > self.budget:
+                    _, dropped = self._kept.popitem(last=False)
+                    self._size -= len(dropped.ids)
+        return found
+
+
+def _segment_key(reader) -> str:
+    segment = reader.segment()
+    return segment.segment_id() if segment is not None else str(id(reader))
+
+
+def _read(reader, field: str, term: str) -> _Postings:
+    """Decode a term's postings block by block (Whoosh's own block arrays), deleted documents included."""
+    if (field, term) not in reader:
+        return _EMPTY
+    # The raw matcher of the segment's term file: the reader's own wraps it to skip deletions one
+    # posting at a time, which the live mask does here for the whole array at once.
+    matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)
+    ids: list[np.ndarray] = []
+    tfs: list[np.ndarray] = []
+    while matcher.is_active():
+        matcher._read_ids()
+        matcher._read_weights()
+        ids.append(np.asarray(matcher._ids, dtype=np.int64))
+        tfs.append(np.asarray(matcher._weights, dtype=np.float64))
+        matcher._next_block()
+    if not ids:
+        return _EMPTY
+    numbers = np.concatenate(ids)
+    lengths = [reader.doc_field_length(int(n), field) for n in numbers]
+    if not all(lengths):
+        # A document that holds the term has a length: none means the segment's length file is cut short,
+        # which the index folder answers (as for any damaged segment) by rebuilding from the files.
+        raise ValueError(f"no {field} length for a document holding {term!r}: the segment's lengths are damaged")
+    return _Postings(numbers, np.concatenate(tfs), np.array(lengths, dtype=np.float64))
+
+
+def best(
+    searcher,
+    cache: PostingCache,
+    clauses: Sequence[Clause],
+    limit: int,
+    allowed: np.ndarray | None = None,
+    masked: np.ndarray | None = None,
+    bonus: Sequence[Clause] = (),
+) -> list[tuple[int, float]]:
+    """The `limit` best (document number, score) under BM25F, best first; ties to the lower number.
+
+    `allowed` and `masked` are boolean arrays over the searcher's document numbers: a document
+    must be allowed (when given) and not masked. A `bonus` clause selects nothing: each of the
+    chosen documents that holds its term gets its boost added, and the list is sorted again.
+    """
+    chosen = _selected(searcher, cache, clauses, limit, allowed, masked)
+    if not bonus or not chosen:
+        return chosen
+    number = np.array([n for n, _ in chosen], dtype=np.int64)
+    score = np.array([s for _, s in chosen], dtype=np.float64)
+    for reader, offset in searcher.reader().leaf_readers():
+        inside = (number >= offset) & (number < offset + reader.doc_count_all())
+        if not inside.any():
+            continue
+        for clause in bonus:
+            postings = cache.postings(reader, clause.field, clause.term)
+            score[inside] += clause.boost * np.isin(number[inside] - offset, postings.ids)
+    order = np.lexsort((number, -score))
+    return [(int(number[i]), float(score[i])) for i in order]
+
+
+def _selected(
+    searcher,
+    cache: PostingCache,
+    clauses: Sequence[Clause],
+    limit: int,
+    allowed: np.ndarray | None,
+    masked: np.ndarray | None,
+) -> list[tuple[int, float]]:
+    numbers: list[np.ndarray] = []
+    scores: list[np.ndarray] = []
+    stats: dict[Clause, tuple[float, float]] = {}  # asked only of terms some segment holds, as Whoosh does
+    for reader, offset in searcher.reader().leaf_readers():
+        size = reader.doc_count_all()
+        total = np.zeros(size, dtype=np.float64)
+        touched = False
+        for clause in clauses:
+            postings = cache.postings(reader, clause.field, clause.term)
+            if not len(postings.ids):
+                continue
+            if clause not in stats:
+                stats[clause] = searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1
+            idf, average = stats[clause]
+            tf = postings.tf
+            part = clause.boost * (idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * postings.length / average))))
+            total[postings.ids] += part  # a term's postings name each document once
+            touched = True
+        if not touched:
+            continue
+        live = total > 0
+        deleted = reader.deleted_docs_set
+        if deleted:
+            live[np.fromiter(deleted, dtype=np.int64, count=len(deleted))] = False
+        if allowed is not None:
+            live &= allowed[offset: offset + size]
+        if masked is not None:
+            live &= ~masked[offset: offset + size]
+        found = np.flatnonzero(live)
+        numbers.append(found + offset)
+        scores.append(total[found])
+    if not numbers:
+        return []
+    number, score = np.concatenate(numbers), np.concatenate(scores)
+    if len(number) > limit:
+        # The limit-th best score; everything at or above it is sorted exactly below (ties kept).
+        cut = np.partition(score, len(score) - limit)[len(score) - limit]
+        keep = score >= cut
+        number, score = number[keep], score[keep]
+    order = np.lexsort((number, -score))[:limit]
+    return [(int(number[i]), float(score[i])) for i in order]
+
+
+def docs_mask(searcher, query) -> np.ndarray:
+    """A boolean array over the searcher's document numbers: those the query matches."""
+    mask = np.zeros(searcher.doc_count_all(), dtype=bool)
+    found = np.fromiter(searcher.docs_for_query(query), dtype=np.int64)
+    mask[found] = True
+    return mask

@@ -75,6 +75,32 @@ def choose_base(theirs: str, versions: Iterable[tuple[K, str]]) -> K | None:
     return None if best is None else best[1]
 
 
+def merge_copy(current: str, copy: str, versions: Sequence[tuple[K, str]]) -> MergeResult:
+    """Merge a sync engine's conflict copy into the file's current text, from their likely common version.
+
+    The common version is the kept version (newest first in `versions`) closest to the lines both sides
+    share; with none kept, those shared lines themselves. From it, what each side added is kept, and what
+    one side removed of it stays removed: a conflict copy of a file two machines appended to is their union.
+    """
+    shared = Counter(_lines(copy))
+    common = "\n".join(line for line in _lines(current) if _take(shared, line))
+    chosen = choose_base(common, versions)
+    base = common if chosen is None else dict(versions)[chosen]
+    result = merge3(base, copy, current)
+    # Where both sides changed one region, merge3 keeps all of the current side's lines; here a line either
+    # side removed from the common version stays removed there too, and a line both added is kept once.
+    b, c, t = Counter(_lines(base)), Counter(_lines(copy)), Counter(_lines(current))
+    wanted = {line: min(c[line], t[line]) if min(c[line], t[line]) < b[line] else max(c[line], t[line])
+              for line in b | c | t}
+    kept: list[str] = []
+    for line in _lines(result.text):
+        if line.strip() and wanted.get(line, 0) <= 0:
+            continue
+        wanted[line] = wanted.get(line, 0) - 1
+        kept.append(line)
+    return MergeResult(_join(kept, current if current else copy), result.conflicts)
+
+
 def _lines(text: str) -> list[str]:
     return [line.rstrip("\r\n") for line in split_lines(text)]
 

@@ -28,6 +28,7 @@ from wolfmem.ops import service
 from wolfmem.ops.daemon import daemon_pid
 from wolfmem.ops.service import ServiceState
 from wolfmem.search.schema import FactDoc
+from wolfmem.storage.conflicts import SyncConflicts
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.services import open_services
 from wolfmem.storage.vault import CURATED_PATHS, Vault
@@ -315,6 +316,24 @@ def check_llm(subject: Subject) -> Check:
                      "check llm.base_url, llm.model and the API key variable (`wolfmem config` shows them)")
 
 
+def check_sync(subject: Subject) -> Check:
+    """Sync engines' conflicts wolfmem could not merge (a copy it cannot read, git markers around prose)."""
+    if not subject.vault.exists():
+        return Check("sync", Status.OK, "no vault yet")
+    services = open_services(subject.config, local_now, create=False)
+    try:
+        needs = SyncConflicts(services.writer, services.history, services.clock).unresolved()
+        copies = services.vault.conflict_copies()
+    finally:
+        services.close()
+    if needs:
+        return Check("sync", Status.WARNING, "; ".join(f"{rel}: {why}" for rel, why in sorted(needs.items())),
+                     "resolve them in an editor; wolfmem merges everything else by itself")
+    if copies:
+        return Check("sync", Status.OK, f"{len(copies)} conflict copy(ies) waiting for the next sync to merge them")
+    return Check("sync", Status.OK, "no sync conflicts left to merge")
+
+
 CHECKS: tuple[CheckFunc, ...] = (
-    check_vault, check_state, check_index, check_watcher, check_daemon, check_lease, check_llm,
+    check_vault, check_state, check_index, check_watcher, check_daemon, check_lease, check_sync, check_llm,
 )

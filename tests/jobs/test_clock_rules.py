@@ -164,7 +164,7 @@ def test_cli_curate_refuses_a_date_not_over_yet_and_records_nothing(tmp_path):
         result = run_cli("curate", "--date", day.isoformat(), "--vault", str(vault))
         assert result.returncode == 2, result.stderr
         assert f"{day.isoformat()} is not over yet" in result.stderr
-    assert not (vault / LEASE_REL).exists() and not (vault / ".wolfmem" / "curation.json").exists()
+    assert not (vault / LEASE_REL).exists() and not (vault / ".wolfmem" / "curation").exists()
     yesterday = (today - timedelta(days=1)).isoformat()
     assert run_cli("curate", "--date", yesterday, "--vault", str(vault)).returncode == 0
     assert json.loads((vault / LEASE_REL).read_text())["done"]["curate"] == yesterday

@@ -186,7 +186,7 @@ def run(
     previous = services.state.run_record(JOB) or {}
     day_s = day.isoformat()
     logs, present = _read_logs(services)
-    store = CoverageFile(services.writer)
+    store = CoverageFile(services.writer, services.provenance.machine)
     coverage = store.read() or _first_coverage(previous, since, logs)
     since_s = (since or _day_after(coverage.through) or day).isoformat()
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]

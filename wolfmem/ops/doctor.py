@@ -22,7 +22,7 @@ from typing import Any
 
 from wolfmem.config import Config
 from wolfmem.errors import LLMError, WolfmemError
-from wolfmem.jobs.lease import LEASE_REL, LeaseFile
+from wolfmem.jobs.lease import CURATOR_REL, LEASE_REL, LeaseFile
 from wolfmem.memory.facade import Memory, local_now
 from wolfmem.ops import service
 from wolfmem.ops.daemon import daemon_pid
@@ -286,10 +286,14 @@ def check_lease(subject: Subject) -> Check:
 def _lease_check(lease_file: LeaseFile) -> Check:
     lease = lease_file.read()
     if lease is None:
+        problems = lease_file.status(local_now())["problems"]
+        if problems:
+            why = "; ".join(problems)
+            return Check("lease", Status.WARNING, f"the old lease file {LEASE_REL} is unreadable ({why}); it is ignored", f"delete {lease_file.writer.vault.root / LEASE_REL}")
         if lease_file.path.exists():
-            return Check("lease", Status.WARNING, f"{LEASE_REL} is unreadable; the next curation on any machine "
-                         "takes the lease", f"delete {lease_file.path} if it stays unreadable")
-        return Check("lease", Status.OK, "no lease yet; the first curation on this machine takes it")
+            return Check("lease", Status.WARNING, f"{CURATOR_REL} names no machine; the next curation on any "
+                         "machine becomes the curator", "run `wolfmem curator take` on the machine that should curate")
+        return Check("lease", Status.OK, "no curator yet; the first curation on this machine makes it the curator")
     status = lease_file.status(local_now())
     if status["is_this_machine"]:
         return Check("lease", Status.OK, f"this machine curates this vault (last run {status['last_run']})")

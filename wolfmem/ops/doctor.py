@@ -289,7 +289,7 @@ def _lease_check(lease_file: LeaseFile) -> Check:
         problems = lease_file.status(local_now())["problems"]
         if problems:
             why = "; ".join(problems)
-            return Check("lease", Status.WARNING, f"the old lease file {LEASE_REL} is unreadable ({why}); it is ignored",
+            return Check("lease", Status.WARNING, f"the old lease file {LEASE_REL} is unreadable ({why}); ignored",
                          f"delete {lease_file.writer.vault.root / LEASE_REL}")
         if lease_file.path.exists():
             return Check("lease", Status.WARNING, f"{CURATOR_REL} names no machine; the next curation on any "

@@ -87,12 +87,20 @@ def test_a_stray_marker_is_no_hunk() -> None:
 
 
 def test_a_conflict_copy_merges_as_the_union_of_both_machines_saves() -> None:
-    kept = [(2, "# P\n- x\n- a1\n"), (1, "# P\n- x\n")]
-    merged = merge_copy("# P\n- x\n- a1\n- a2\n", "# P\n- x\n- b1\n", kept).text
+    merged = merge_copy("# P\n- x\n- a1\n- a2\n", "# P\n- x\n- b1\n").text
     assert merged.splitlines() == ["# P", "- x", "- a1", "- a2", "- b1"]
 
 
-def test_a_line_the_other_machine_removed_stays_removed() -> None:
-    kept = [(1, "# P\n- x\n- y\n")]
-    merged = merge_copy("# P\n- x\n- y\n- a1\n", "# P\n- x\n- b1\n", kept).text
-    assert "- y" not in merged.splitlines() and {"- a1", "- b1"} <= set(merged.splitlines())
+def test_a_line_removed_on_purpose_stays_removed_and_nothing_else_is_lost() -> None:
+    merged = merge_copy("# P\n- x\n- a1\n- a2\n", "# P\n- x\n- y\n- b1\n", gone={"- y"}.__contains__)
+    assert merged.text.splitlines() == ["# P", "- x", "- a1", "- a2", "- b1"]
+
+
+def test_a_line_both_sides_hold_is_kept_once_even_if_archived_before() -> None:
+    merged = merge_copy("# P\n- x\n- a0\n", "# P\n- x\n- a0\n- b0\n", gone={"- a0"}.__contains__)
+    assert merged.text.splitlines() == ["# P", "- x", "- a0", "- b0"]
+
+
+def test_a_copy_from_a_machine_that_never_saw_a_save_keeps_it() -> None:
+    merged = merge_copy("# P\n- b0\n", "# P\n- a0\n").text.splitlines()
+    assert sorted(merged) == sorted(["# P", "- b0", "- a0"])

@@ -13,7 +13,7 @@ non-blank lines differ least (as multisets) from what it wrote, the newest on a 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import TypeVar
@@ -75,30 +75,38 @@ def choose_base(theirs: str, versions: Iterable[tuple[K, str]]) -> K | None:
     return None if best is None else best[1]
 
 
-def merge_copy(current: str, copy: str, versions: Sequence[tuple[K, str]]) -> MergeResult:
-    """Merge a sync engine's conflict copy into the file's current text, from their likely common version.
+def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _line: False) -> MergeResult:
+    """Merge a sync engine's conflict copy into the file's current text: both sides' lines, each once.
 
-    The common version is the kept version (newest first in `versions`) closest to the lines both sides
-    share; with none kept, those shared lines themselves. From it, what each side added is kept, and what
-    one side removed of it stays removed: a conflict copy of a file two machines appended to is their union.
+    Neither side's history tells one machine's deletion from the other's addition, so the merge is the
+    union of both (as git's merge=union; the lines both hold are the common version), in the current
+    text's order, each line of the copy placed after the line it follows there. Only a line one side
+    holds and `gone(line)` says was removed on purpose (forgotten, removed by hand, merged away by
+    curation: the archive, which every machine syncs) stays out.
     """
     shared = Counter(_lines(copy))
-    common = "\n".join(line for line in _lines(current) if _take(shared, line))
-    chosen = choose_base(common, versions)
-    base = common if chosen is None else dict(versions)[chosen]
-    result = merge3(base, copy, current)
-    # Where both sides changed one region, merge3 keeps all of the current side's lines; here a line either
-    # side removed from the common version stays removed there too, and a line both added is kept once.
-    b, c, t = Counter(_lines(base)), Counter(_lines(copy)), Counter(_lines(current))
-    wanted = {line: min(c[line], t[line]) if min(c[line], t[line]) < b[line] else max(c[line], t[line])
-              for line in b | c | t}
-    kept: list[str] = []
-    for line in _lines(result.text):
-        if line.strip() and wanted.get(line, 0) <= 0:
+    common = [line for line in _lines(current) if _take(shared, line)]
+    result = merge3("\n".join(common), copy, current)
+    merged = _put_missing(_lines(result.text), _lines(current))
+    merged = _put_missing(merged, _lines(copy))
+    one_side = (Counter(_lines(current)) - Counter(_lines(copy))) + (Counter(_lines(copy)) - Counter(_lines(current)))
+    merged = [line for line in merged if not (line.strip() and one_side[line] and gone(line))]
+    return MergeResult(_join(merged, current if current else copy), result.conflicts)
+
+
+def _put_missing(merged: list[str], source: list[str]) -> list[str]:
+    """merged with every non-blank line of source it lacks, each after the line before it in source."""
+    missing = Counter(line for line in source if line.strip()) - Counter(merged)
+    if not missing:
+        return merged
+    out = list(merged)
+    for number, line in enumerate(source):
+        if not _take(missing, line):
             continue
-        wanted[line] = wanted.get(line, 0) - 1
-        kept.append(line)
-    return MergeResult(_join(kept, current if current else copy), result.conflicts)
+        before = next((source[k] for k in range(number - 1, -1, -1) if source[k] in out), None)
+        at = len(out) - out[::-1].index(before) if before is not None else 0
+        out.insert(at, line)
+    return out
 
 
 def _lines(text: str) -> list[str]:

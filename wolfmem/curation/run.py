@@ -82,7 +82,7 @@ def sync_conflicts(services: VaultServices, since: str) -> list[str]:
     """What the curation log says of sync conflicts: merged since `since`, left for a person, copies still there."""
     merged = [repair["message"] for repair in services.state.repairs(100)
               if repair.get("kind") in (MERGED, MARKERS) and str(repair.get("at", ""))[:10] >= since[:10]]
-    person = SyncConflicts(services.writer, services.history, services.clock).unresolved()
+    person = SyncConflicts(services.writer, services.archive, services.clock).unresolved()
     waiting = [f"{rel} (merged into its file by the next sync)" for rel in services.vault.conflict_copies()
                if rel not in person]
     return [*reversed(merged), *(f"{rel}: {why}" for rel, why in person.items()), *waiting]

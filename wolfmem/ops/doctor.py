@@ -327,7 +327,7 @@ def check_sync(subject: Subject) -> Check:
         return Check("sync", Status.OK, "no vault yet")
     services = open_services(subject.config, local_now, create=False)
     try:
-        needs = SyncConflicts(services.writer, services.history, services.clock).unresolved()
+        needs = SyncConflicts(services.writer, services.archive, services.clock).unresolved()
         copies = services.vault.conflict_copies()
     finally:
         services.close()

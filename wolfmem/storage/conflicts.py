@@ -1,8 +1,8 @@
 """Sync engines' conflict artefacts, merged back: conflict copies of notes, and git's conflict markers.
 
 A conflict copy (see `core.syncnames`) of a knowledge file or an episode log is merged into its file with
-`core.merge.merge_copy` (the common version from this machine's history), through the writer, as a
-version of cause "put back"; every line either side added is kept. The copy is then moved out of the
+`core.merge.merge_copy` (the union of both sides, less the facts the archive says left on purpose),
+through the writer, as a version of cause "put back". The copy is then moved out of the
 searchable vault to `.wolfmem/conflicts/YYYY-MM/<its name>` (hidden, so never indexed, and synced, so a
 person on any machine can open it or copy it back). A copy that is not UTF-8, or whose file is no note
 wolfmem keeps versions of, is left where it is and listed by `status` as needing a person.
@@ -23,12 +23,12 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from wolfmem.core.markdown import content_lines
+from wolfmem.core.markdown import content_lines, parse
 from wolfmem.core.markers import resolve
 from wolfmem.core.merge import merge_copy
 from wolfmem.core.syncnames import conflict_name
 from wolfmem.errors import WolfmemError
-from wolfmem.storage.history import History
+from wolfmem.storage.archive import Archive, Reason
 from wolfmem.storage.vault import source_of
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
 
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 ARCHIVE_FOLDER = ".wolfmem/conflicts"
 UNRESOLVED = "sync:unresolved"  # state record: file → why it needs a person (live: cleared once resolved)
-BASES = 200
 MERGED = "conflict merged"
 MARKERS = "markers resolved"  # = reconcile.Kind.MARKERS
 
@@ -63,14 +62,18 @@ class SyncRepair:
 class SyncConflicts:
     """Merges one vault's conflict copies and resolves git's markers, keeping what cannot be for a person."""
 
-    def __init__(self, writer: VaultWriter, history: History, clock: Callable[[], datetime]) -> None:
+    def __init__(self, writer: VaultWriter, archive: Archive, clock: Callable[[], datetime]) -> None:
         self.writer = writer
-        self.history = history
+        self.archive = archive
         self.clock = clock
 
     # -- conflict copies -------------------------------------------------------------------------------
     def settle(self) -> list[SyncRepair]:
-        """Merge every conflict copy under knowledge/ and episodes/ into its file, then archive it."""
+        """Merge every conflict copy under knowledge/ and episodes/ into its file, then archive it.
+
+        Before the file's own check for an outside write (the merge's write is of cause "put back", which
+        skips it): the engine's overwrite and its copy are one event, and the merge is its repair.
+        """
         repairs: list[SyncRepair] = []
         for rel in self.writer.vault.conflict_copies():
             try:
@@ -95,10 +98,10 @@ class SyncConflicts:
         except UnicodeDecodeError:
             self._needs_person(rel, f"a {name.engine} conflict copy of {target} that is not UTF-8 text")
             return None
-        kept = [(v.id, text.decode("utf-8", errors="replace")) for v, text in self.history.texts(target, BASES)]
+        gone = self._removed_on_purpose()
 
         def merge(current: str) -> Edit[int]:
-            merged = merge_copy(current, copy, kept).text if current else copy
+            merged = merge_copy(current, copy, gone).text if current else copy
             return Edit(merged, len(set(content_lines(merged)) - set(content_lines(current))))
 
         written = self.writer.edit(target, merge, cause=Cause.MERGE, composed=False)
@@ -113,6 +116,12 @@ class SyncConflicts:
         repair = SyncRepair(MERGED, target, added, now, f"file:{target}", message, archived=archived)
         self.writer.state.add_repair(target, repair.to_dict())
         return repair
+
+    def _removed_on_purpose(self) -> Callable[[str], bool]:
+        """Whether a line is a fact the archive says left a file on purpose (on any machine: it is synced)."""
+        latest = {record.fact: record.reason for record in self.archive.records()}  # oldest first: the last wins
+        texts = {fact for fact, reason in latest.items() if reason is not Reason.RESTORED}
+        return lambda line: bool(parse(line).facts) and parse(line).facts[0].text in texts
 
     def _archive(self, rel: str, data: bytes) -> str:
         """Move a merged copy to .wolfmem/conflicts/YYYY-MM/ (its name kept, numbered if taken); where it went."""

@@ -106,7 +106,7 @@ class Reconciler:
         self.history = history
         self.state = state
         self.clock = clock
-        self.conflicts = conflicts if conflicts is not None else SyncConflicts(writer, history, clock)
+        self.conflicts = conflicts if conflicts is not None else SyncConflicts(writer, archive, clock)
 
     @staticmethod
     def watches(rel: str) -> bool:

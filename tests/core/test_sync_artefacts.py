@@ -104,3 +104,10 @@ def test_a_line_both_sides_hold_is_kept_once_even_if_archived_before() -> None:
 def test_a_copy_from_a_machine_that_never_saw_a_save_keeps_it() -> None:
     merged = merge_copy("# P\n- b0\n", "# P\n- a0\n").text.splitlines()
     assert sorted(merged) == sorted(["# P", "- b0", "- a0"])
+
+
+def test_a_copys_lines_go_to_their_own_section_and_no_section_is_doubled() -> None:
+    current = "# P\n\n## Ann\n- a1\n\n## Bob\n- b1\n"
+    copy = "# P\n\n## Bob\n- b1\n- b2\n\n## Ann\n- a1\n- a2\n\n## Cy\n- c1\n"
+    merged = merge_copy(current, copy).text
+    assert merged == "# P\n\n## Ann\n- a1\n- a2\n\n## Bob\n- b1\n- b2\n\n## Cy\n- c1\n"

@@ -12,6 +12,7 @@ non-blank lines differ least (as multisets) from what it wrote, the newest on a 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -79,34 +80,49 @@ def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _li
     """Merge a sync engine's conflict copy into the file's current text: both sides' lines, each once.
 
     Neither side's history tells one machine's deletion from the other's addition, so the merge is the
-    union of both (as git's merge=union; the lines both hold are the common version), in the current
-    text's order, each line of the copy placed after the line it follows there. Only a line one side
+    union of both, section by section (as git's merge=union, but a copy's line goes to the end of its own
+    `##` section, and a section only the copy has goes to the end of the file). Only a line one side
     holds and `gone(line)` says was removed on purpose (forgotten, removed by hand, merged away by
     curation: the archive, which every machine syncs) stays out.
     """
-    shared = Counter(_lines(copy))
-    common = [line for line in _lines(current) if _take(shared, line)]
-    result = merge3("\n".join(common), copy, current)
-    merged = _put_missing(_lines(result.text), _lines(current))
-    merged = _put_missing(merged, _lines(copy))
-    one_side = (Counter(_lines(current)) - Counter(_lines(copy))) + (Counter(_lines(copy)) - Counter(_lines(current)))
-    merged = [line for line in merged if not (line.strip() and one_side[line] and gone(line))]
-    return MergeResult(_join(merged, current if current else copy), result.conflicts)
+    cur, other = _lines(current), _lines(copy)
+    only_cur = Counter(cur) - Counter(other)
+    missing = Counter(other) - Counter(cur)
+    out = [line for line in cur if not (line.strip() and only_cur[line] and gone(line) and _take(only_cur, line))]
+    extras: dict[str, list[str]] = {}
+    headings: dict[str, str] = {}
+    for key, start, end in _spans(other):
+        headings.setdefault(key, other[start] if key else "")
+        body = other[start + 1 if key else start:end]
+        extras.setdefault(key, []).extend(
+            line for line in body if line.strip() and not gone(line) and _take(missing, line))
+    spans = {key: (start, end) for key, start, end in reversed(_spans(out))}  # the first section of a name
+    for key in sorted((k for k in extras if k in spans and extras[k]), key=lambda k: -spans[k][1]):
+        start, end = spans[key]
+        at = next((n for n in range(end, start, -1) if out[n - 1].strip()), start + (1 if key else 0))
+        out[at:at] = extras[key]
+    for key, lines in extras.items():
+        if key not in spans and lines:
+            while out and not out[-1].strip():
+                out.pop()
+            out += ["", headings[key], *lines] if out else [headings[key], *lines]
+    return MergeResult(_join(out, current if current else copy))
 
 
-def _put_missing(merged: list[str], source: list[str]) -> list[str]:
-    """merged with every non-blank line of source it lacks, each after the line before it in source."""
-    missing = Counter(line for line in source if line.strip()) - Counter(merged)
-    if not missing:
-        return merged
-    out = list(merged)
-    for number, line in enumerate(source):
-        if not _take(missing, line):
-            continue
-        before = next((source[k] for k in range(number - 1, -1, -1) if source[k] in out), None)
-        at = len(out) - out[::-1].index(before) if before is not None else 0
-        out.insert(at, line)
-    return out
+_HEADING = re.compile(r"^ {0,3}##(?:[ \t]+(.*?))?[ \t#]*$")
+
+
+def _spans(lines: list[str]) -> list[tuple[str, int, int]]:
+    """Each `##` section (and the text before the first, keyed "") as (key, first line index, end index)."""
+    starts = [(0, "")]
+    for number, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match:
+            starts.append((number, " ".join((match.group(1) or "").split()).casefold() or "#"))
+    if len(starts) > 1 and starts[1][0] == 0:
+        starts.pop(0)
+    return [(key, start, starts[i + 1][0] if i + 1 < len(starts) else len(lines))
+            for i, (start, key) in enumerate(starts)]
 
 
 def _lines(text: str) -> list[str]:

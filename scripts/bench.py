@@ -513,6 +513,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated vaults")
     parser.add_argument("--hybrid", action="store_true", help="also time hybrid search and the daemon with embeddings")
     parser.add_argument("--dim", type=int, default=384, help="vector size for --hybrid (384: e5-small, bge-small)")
+    parser.add_argument("--sync", action="store_true", help="also run the two-machine Syncthing scenario")
     args = parser.parse_args()
     args.idle = args.idle or (10.0 if args.quick else 30.0)
     sizes = [int(s) for s in args.sizes.split(",") if s]
@@ -529,6 +530,8 @@ def main() -> None:
     for size in sizes:
         print(f"- {size:,} facts: daemon {rows[size]['daemon_note']}")
     print(f"- machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
+    if args.sync:  # scripts/bench_sync.py: two machines through real Syncthing, with the counts
+        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_sync.py"))], check=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from synckit import Machine, acknowledged, conflict_copies, converged, lines_of, syncthing_pair  # noqa: E402
+from synckit import Machine, acknowledged, conflict_copies, converged, lines_of, syncthing_pair
 
 PEOPLE = "knowledge/people.md"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wolfmem import Memory
 
 PEOPLE = "knowledge/people.md"
@@ -99,3 +101,32 @@ def test_status_and_doctor_name_what_needs_a_person(memory: Memory) -> None:
     assert "needs you: knowledge/people.md: git conflict markers" in status.stdout
     doctor = run_cli("doctor", "--vault", str(root))
     assert "git conflict markers" in doctor.stdout
+
+
+def _in_place(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:  # git checkout/pull rewrites a file in place
+        handle.write(text)
+
+
+def _rename(path: Path, text: str) -> None:
+    tmp = path.with_name(f".syncthing.{path.name}.tmp")  # Syncthing writes a temp file and renames it over
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
+def _unlink_create(path: Path, text: str) -> None:
+    path.unlink()  # unison, Dropbox: delete, then create
+    path.write_text(text, "utf-8")
+
+
+
+@pytest.mark.parametrize("write", [_in_place, _rename, _unlink_create], ids=["in-place", "rename", "unlink+create"])
+def test_a_save_an_engine_overwrites_is_put_back_whatever_its_write_pattern(memory: Memory, write) -> None:
+    root = memory.vault.root
+    memory.save("Sarah is my manager.", type="people", topic="Sarah")
+    older = (root / PEOPLE).read_text()
+    memory.save("Sarah likes green tea.", type="people", topic="Sarah")
+    write(root / PEOPLE, older.replace("- Sarah is my manager.\n", "- Sarah is my manager.\n- Sarah owns a kayak.\n"))
+    memory.sync()
+    text = (root / PEOPLE).read_text()
+    assert "- Sarah likes green tea." in text and "- Sarah owns a kayak." in text

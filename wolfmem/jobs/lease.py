@@ -230,7 +230,9 @@ class LeaseFile:
             why = "the first machine to curate" if lease is None else \
                 f"took over from {lease.machine}, silent since {show(lease.last_run)}"
             check = self._append(Choice(now, self.machine, why), now)
-            log.warning("this machine (%s) now curates the vault: %s", self.machine, why)
+            # A takeover is news (status says it on every machine); the first choice is routine.
+            log.log(logging.INFO if lease is None else logging.WARNING, "this machine (%s) now curates the vault: %s",
+                    self.machine, why)
         done: dict[str, str] = {}
         claims = [*self._view(now=now).done.items(), *self._remembered().items(), *([claim] if claim else [])]
         for job, period in claims:

@@ -518,6 +518,7 @@ def main() -> None:
     parser.add_argument("--saves-contend", action="store_true", help="also run bench_contend.py's contention row")
     parser.add_argument("--search-only", action="store_true",
                         help="only search and rebuild side by side with FTS5 on real questions (bench_search.py)")
+    parser.add_argument("--sync", action="store_true", help="also run the two-machine Syncthing scenario")
     args = parser.parse_args()
     if args.search_only:
         bench_search.main(["--facts", *args.sizes.split(","), "--rounds", "1" if args.quick else "2"])
@@ -548,6 +549,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as contend:
             saves, seconds = (20, 60.0) if args.quick else (250, 300.0)
             print(bench_contend.contention(Path(contend), 4, saves, seconds, 300))
+    if args.sync:  # scripts/bench_sync.py: two machines through real Syncthing, with the counts
+        subprocess.run([sys.executable, str(Path(__file__).with_name("bench_sync.py"))], check=True)
 
 
 if __name__ == "__main__":

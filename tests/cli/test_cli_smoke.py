@@ -56,6 +56,7 @@ CALLS: dict[tuple[str, ...], Call] = {
     ("map",): Call(("map", *V), "people.md: Sarah"),
     ("reindex",): Call(("reindex", *V), "Indexed 2 facts"),
     ("status",): Call(("status", *V), "daemon:   not running"),
+    ("curator",): Call(("curator", *V), "curates: "),
     ("config",): Call(("config", *V), "# wolfmem settings as resolved now"),
     ("doctor",): Call(("doctor", *V), "ok       vault"),
     ("save",): Call(("save", "Tom leads the data team.", "-t", "people", "--topic", "Tom", *V),

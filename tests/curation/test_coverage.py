@@ -216,7 +216,7 @@ def test_a_vault_curated_by_date_before_starts_from_its_date_mark(memory, fake, 
     result = run(memory.services, curator(), DAY)
     assert result.entries == 1
     assert times_sent(fake, "New day.") == FILES and times_sent(fake, "Old day") == 0
-    saved = json.loads((memory.vault.root / COVERAGE_REL).read_text())
+    saved = json.loads((memory.vault.root / CoverageFile(memory.writer).own_rel).read_text())
     assert saved["through"] == "2026-11-29" and len(saved["episodes"]) == 4
 
 
@@ -260,3 +260,20 @@ def test_cli_a_back_dated_log_entry_reaches_the_curator(tmp_path, monkeypatch, f
     assert json.loads(result.stdout)["entries"] == 1
     assert times_sent(fake, "Tom adopted a cat.", asked) == FILES
     assert times_sent(fake, "Tom is on call.", asked) == 0
+
+
+def test_two_machines_coverage_files_read_as_their_union(memory):
+    from wolfmem.curation.coverage import Coverage
+
+    a, b = CoverageFile(memory.writer, "laptop-1"), CoverageFile(memory.writer, "desktop-2")
+    a.write(Coverage(through="2026-11-27", episodes={"episodes/2026-11-27.md": ["aa"]}))
+    b.write(Coverage(through="2026-11-28", episodes={"episodes/2026-11-27.md": ["bb"],
+                                                      "episodes/2026-11-28.md": ["cc"]}))
+    (memory.vault.root / COVERAGE_REL).write_text(json.dumps({"through": "2026-11-20", "episodes": {
+        "episodes/2026-11-20.md": ["old"]}}))  # the shared file of before: still read
+    merged = CoverageFile(memory.writer, "third-3").read()
+    assert merged is not None and merged.through == "2026-11-28"
+    assert merged.episodes == {"episodes/2026-11-27.md": ["aa", "bb"], "episodes/2026-11-28.md": ["cc"],
+                               "episodes/2026-11-20.md": ["old"]}
+    assert sorted(p.name for p in (memory.vault.root / ".wolfmem" / "curation").iterdir()) == [
+        "desktop-2.json", "laptop-1.json"]

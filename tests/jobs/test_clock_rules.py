@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 from conftest import run_cli
+from leasekit import published
 
 from wolfmem import Config, Memory
 from wolfmem.errors import UsageError
-from wolfmem.jobs.lease import LEASE_REL
 from wolfmem.jobs.runner import RECORD_PREFIX, JobRunner
 from wolfmem.jobs.tasks import JobRun
 
@@ -57,7 +56,7 @@ def test_a_day_not_over_yet_is_refused_and_nothing_is_recorded(vault, tmp_path, 
     with pytest.raises(UsageError, match=r"not over yet \(today is 2026-11-05\); give a day up to 2026-11-04"):
         runner.run_now("curate", clock.now, day=date(2026, 11, 5) + timedelta(days=days_ahead))
     assert runs == [] and runner.record("curate") is None
-    assert not (vault / LEASE_REL).exists()
+    assert not published(vault)["choices"] and not published(vault)["done"]
     # Yesterday, and no day at all (everything so far), still run.
     assert runner.run_now("curate", clock.now, day=date(2026, 11, 4)).status == "ok"
     assert runner.run_now("curate", clock.now).status == "ok"
@@ -164,7 +163,7 @@ def test_cli_curate_refuses_a_date_not_over_yet_and_records_nothing(tmp_path):
         result = run_cli("curate", "--date", day.isoformat(), "--vault", str(vault))
         assert result.returncode == 2, result.stderr
         assert f"{day.isoformat()} is not over yet" in result.stderr
-    assert not (vault / LEASE_REL).exists() and not (vault / ".wolfmem" / "curation.json").exists()
+    assert not published(vault)["choices"] and not (vault / ".wolfmem" / "curation").exists()
     yesterday = (today - timedelta(days=1)).isoformat()
     assert run_cli("curate", "--date", yesterday, "--vault", str(vault)).returncode == 0
-    assert json.loads((vault / LEASE_REL).read_text())["done"]["curate"] == yesterday
+    assert published(vault)["done"]["curate"] == yesterday

@@ -8,6 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from leasekit import published
 
 from wolfmem import Config, Memory
 from wolfmem.jobs.lease import LEASE_REL, LeaseFile, machine_id
@@ -48,7 +49,7 @@ def test_no_lease_is_taken(tmp_path):
     lease = LeaseFile(memory.writer, "me-1", 36)
     assert lease.check(NOW).ok
     lease.renew(NOW, "curate", "2026-11-04")
-    data = json.loads((tmp_path / "v" / LEASE_REL).read_text())
+    data = published(tmp_path / "v")
     assert data["machine"] == "me-1" and data["done"] == {"curate": "2026-11-04"}
     assert lease.check(NOW + timedelta(days=10)).ok  # our own lease never blocks us
 
@@ -80,7 +81,7 @@ def test_stale_lease_is_taken_over_from_where_the_holder_stopped(vault, tmp_path
 
     assert result.status == "ok"
     assert (runs[0].since, runs[0].day) == (date(2026, 11, 3), date(2026, 11, 4))
-    lease = json.loads((vault / LEASE_REL).read_text())
+    lease = published(vault)
     assert lease["machine"] == runner.lease.machine
     assert lease["done"]["curate"] == "2026-11-04"
 
@@ -114,7 +115,7 @@ def test_lease_file_is_not_indexed(vault, tmp_path):
         assert not any(".wolfmem" in rel for rel in memory.vault.scan())
 
 
-def test_a_lease_that_is_not_utf8_is_stale_and_rewritten_keeping_its_bytes(vault, tmp_path):
+def test_a_lease_that_is_not_utf8_is_stale_and_left_as_it_was(vault, tmp_path):
     damaged = b"\xff\xfe{\x00\"machine\": \"laptop-1234\"}\x00"  # a binary sync conflict, a bad sector
     (vault / ".wolfmem").mkdir(exist_ok=True)
     (vault / LEASE_REL).write_bytes(damaged)
@@ -126,7 +127,7 @@ def test_a_lease_that_is_not_utf8_is_stale_and_rewritten_keeping_its_bytes(vault
         result = runner.run_now("curate", NOW, day=date(2026, 11, 4))
 
         assert result.status not in {JobStatus.FAILED, JobStatus.ERROR, JobStatus.SKIPPED}, result
-        lease = json.loads((vault / LEASE_REL).read_text("utf-8"))
+        lease = published(vault)
         assert lease["machine"] == runner.lease.machine and lease["done"] == {"curate": "2026-11-04"}
-        assert (vault / f"{LEASE_REL}.bak").read_bytes() == damaged
+        assert (vault / LEASE_REL).read_bytes() == damaged  # the old shared file is only read, never rewritten
         assert runner.lease.check(NOW).ok

@@ -11,11 +11,12 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from leasekit import published
 
 from wolfmem import Config, Memory
 from wolfmem.curation import run as curate
 from wolfmem.curation.contract import Change, ChangeKind, CurationRequest, FileProposal, Proposal
-from wolfmem.jobs.lease import LEASE_REL, judge, parse_lease
+from wolfmem.jobs.lease import CURATOR_REL, LEASE_REL, judge, parse_lease
 from wolfmem.jobs.runner import JobRun, JobRunner
 from wolfmem.storage.writer import Stage
 
@@ -70,7 +71,7 @@ def machines(vault, tmp_path):
 
 
 def lease_of(vault: Path) -> dict:
-    return json.loads((vault / LEASE_REL).read_text())
+    return published(vault)
 
 
 def write_lease(vault: Path, text: str) -> None:
@@ -91,7 +92,7 @@ def test_a_contested_stale_lease_goes_to_exactly_one_machine(vault, machines):
 
     def b_takes_it_meanwhile(stage: Stage, rel: str) -> None:
         # A has read the stale lease and works out its takeover; B takes the lease in that instant.
-        if rel == LEASE_REL and stage is Stage.READ and not raced:
+        if rel == CURATOR_REL and stage is Stage.READ and not raced:
             raced.append(b.due(NOW))
 
     a.memory.writer.on_stage = b_takes_it_meanwhile
@@ -180,7 +181,7 @@ FRESH = (NOW - timedelta(hours=1)).isoformat()
         "<<<<<<< HEAD\n{}\n=======\n{}\n>>>>>>> theirs\n",
     ],
 )
-def test_a_damaged_lease_is_stale_with_a_warning_and_rewritten(vault, machines, text, caplog):
+def test_a_damaged_lease_is_stale_with_a_warning_and_left_alone(vault, machines, text, caplog):
     write_lease(vault, text)
     b = machines("b")
     (result,) = b.due(NOW)
@@ -188,6 +189,7 @@ def test_a_damaged_lease_is_stale_with_a_warning_and_rewritten(vault, machines, 
     assert "lease file" in caplog.text and "counts as stale" in caplog.text
     lease = lease_of(vault)
     assert lease["machine"] == b.runner.lease.machine and lease["done"] == {"curate": "2026-11-04"}
+    assert (vault / LEASE_REL).read_text() == text
 
 
 @pytest.mark.parametrize(
@@ -258,32 +260,60 @@ def test_judge_trusts_a_stamp_only_up_to_the_tolerance():
 
 
 # -- sync tools ------------------------------------------------------------------------------------------------
-def test_a_conflict_copy_of_the_lease_is_merged_and_a_double_run_loses_nothing(vault, machines):
+def test_a_double_run_under_sync_delay_loses_nothing_and_converges_on_one_curator(vault, machines):
     a, b = machines("a", job=curate_with_tidy), machines("b", job=curate_with_tidy)
     a.memory.save(BUDGET, "people")
     a.memory.save(MANAGER, "people", "Sarah Chen")
     a.memory.provenance.publish()
-    # No atomicity across a sync tool: each machine saw no lease and curated the same day.
+    # No atomicity across a sync engine: b has not received a's records yet, and curates the same day.
     a.due(NOW)
-    theirs = (vault / LEASE_REL).read_text()
-    (vault / LEASE_REL).unlink()
+    folder = vault / ".wolfmem"
+    a_choice, a_file = (folder / "curator.jsonl").read_text(), (folder / "machines" / f"{a.runner.lease.machine}.json")
+    a_own = a_file.read_text()
+    (folder / "curator.jsonl").unlink()
+    a_file.unlink()
     b.due(NOW)
-    (vault / ".wolfmem" / "lease.sync-conflict-20261105-070000-ABCDEFG.json").write_text(
-        theirs.replace("2026-11-04", "2026-11-05")
-    )
+    assert len(b.runs) == 1
+    # Then the engine delivers: a's choice as a conflict copy of the record, a's own file (it did 11-05 too).
+    (folder / "curator.sync-conflict-20261105-070000-ABCDEFG.jsonl").write_text(a_choice)
+    a_file.write_text(a_own.replace("2026-11-04", "2026-11-05"))
     text = (vault / PEOPLE).read_text()
     assert text.count(BUDGET) == 1 and text.count(MANAGER) == 1  # nothing lost, nothing twice
-    # Both converge: the merged record says 2026-11-05 is done, so neither runs it.
+    # Both converge: one curator (the latest choice) on both, and 2026-11-05 is done for both.
+    assert a.runner.lease.read().machine == b.runner.lease.read().machine
     assert a.due(NOW + timedelta(days=1)) == [] and b.due(NOW + timedelta(days=1)) == []
-    b.runner.lease.renew(NOW + timedelta(days=1))
     assert lease_of(vault)["done"]["curate"] == "2026-11-05"
+
+
+def test_a_takeover_is_announced_on_both_machines(vault, machines):
+    a, b = machines("a"), machines("b")
+    a.due(NOW)
+    later = NOW + timedelta(hours=40)  # a has been silent for longer than lease.hours
+    (taken,) = b.due(later)
+    assert taken.status == "ok"
+    for machine in (a, b):
+        line = machine.runner.status(later)["lease"]
+        assert f"took over from {a.runner.lease.machine}" in line and b.runner.lease.machine in line
+    assert a.due(later + timedelta(hours=1)) == [] or all(r.status == "skipped" for r in a.due(later))
+
+
+def test_wolfmem_curator_take_moves_curation_at_once(vault, machines):
+    a, b = machines("a"), machines("b")
+    a.due(NOW)
+    b.runner.lease.choose(NOW + timedelta(hours=1))
+    (skipped,) = a.due(NOW + timedelta(days=1))
+    assert skipped.status == "skipped" and f"{b.runner.lease.machine} curates" in skipped.summary
+    (ran,) = b.due(NOW + timedelta(days=1))
+    assert ran.status == "ok"
 
 
 def test_a_lost_lease_file_does_not_make_a_period_run_again(vault, machines):
     a, c = machines("a"), machines("c")
     a.due(NOW)
-    assert c.due(NOW) == []  # the lease says 2026-11-04 is done, and c remembers it
-    (vault / LEASE_REL).unlink()  # a sync tool lost it, or a person deleted it to move curation
+    assert c.due(NOW) == []  # the records say 2026-11-04 is done, and c remembers it
+    for path in (vault / ".wolfmem" / "machines").iterdir():
+        path.unlink()  # a sync tool lost them, or a person deleted them
+    (vault / ".wolfmem" / "curator.jsonl").unlink()
     assert c.due(NOW) == [] and c.runs == []
     write_lease(vault, "{}")
     assert c.due(NOW) == [] and c.runs == []

@@ -396,10 +396,10 @@ def test_knowledge_lines_keep_the_day_they_were_first_seen(tmp_path: Path, vault
         assert [h.text for h in memory.search("Ada", after="2026-03-05")] == ["Ada moved to the payments team."]
 
 
-def test_a_sync_conflict_copy_is_searchable_listed_and_never_curated(memory: Memory, vault: Path) -> None:
+def test_a_sync_conflict_copy_is_merged_into_its_file_and_never_indexed(memory: Memory, vault: Path) -> None:
     copy = vault / "knowledge" / "people (conflicted copy 2026-11-28).md"
     copy.write_text("# People\n\n## Quentin\n- Quentin joined the data team.\n", "utf-8")
     (hit,) = memory.search("Quentin data team")
-    assert hit.path == "knowledge/people (conflicted copy 2026-11-28).md"
-    assert memory.status()["conflict_copies"] == ["knowledge/people (conflicted copy 2026-11-28).md"]
-    assert "Quentin" not in memory.memory_map()
+    assert hit.path == "knowledge/people.md"  # merged into its file; the copy itself is archived
+    assert not copy.exists() and memory.status()["conflict_copies"] == []
+    assert "Quentin" in memory.memory_map()

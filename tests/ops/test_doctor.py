@@ -30,10 +30,10 @@ def test_a_healthy_vault_passes_and_the_probe_leaves_no_trace(vault: Path, confi
     before = snapshot(vault)
     code, checks = doctor("--vault", str(vault))
     assert code == 0
-    assert list(checks) == ["vault", "state", "index", "watcher", "daemon", "lease", "llm"]
+    assert list(checks) == ["vault", "state", "index", "watcher", "daemon", "lease", "sync", "llm"]
     assert {name: check["status"] for name, check in checks.items()} == {
         "vault": "ok", "state": "ok", "index": "ok", "watcher": "ok",
-        "daemon": "warning", "lease": "ok", "llm": "ok"}
+        "daemon": "warning", "lease": "ok", "sync": "ok", "llm": "ok"}
     assert "probe written, found and removed" in checks["index"]["detail"]
     assert "saw a change" in checks["watcher"]["detail"]
     assert "wolfmem daemon" in checks["daemon"]["fix"]

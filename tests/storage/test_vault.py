@@ -97,8 +97,8 @@ def test_two_vaults_get_two_state_folders(tmp_path: Path) -> None:
         ("knowledge/#people.md#", False),
         ("knowledge/.people.md.1234.tmp", False),
         ("knowledge/.obsidian/notes.md", False),
-        ("knowledge/people.sync-conflict-20260101-abc.md", True),
-        ("knowledge/people (conflicted copy 2026-01-01).md", True),
+        ("knowledge/people.sync-conflict-20260101-abc.md", False),  # merged into their file, never notes
+        ("knowledge/people (conflicted copy 2026-01-01).md", False),
         ("notes/people.md", False),
         ("README.md", False),
         ("knowledge", False),

@@ -103,6 +103,29 @@ def audit_apply(
     _show_result(result, as_json)
 
 
+def curator(
+    action: Annotated[str | None, typer.Argument(help="`take` makes this machine the vault's curator from now on.",
+                                                 metavar="[take]")] = None,
+    vault: VaultOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show which machine curates this vault (recorded in the vault); `wolfmem curator take` moves it here."""
+    from wolfmem.jobs.runner import JobRunner
+
+    if action not in (None, "take"):
+        fail(f"unknown action {action!r}: `wolfmem curator` shows the curator, `wolfmem curator take` moves it here", 2)
+    with open_memory(vault) as memory, errors():
+        runner = JobRunner(memory.services)
+        now = memory.services.clock()
+        if action == "take":
+            runner.lease.choose(now, why=f"taken by hand on {runner.lease.machine} with `wolfmem curator take`")
+        status = runner.status(now)
+    if as_json:
+        print_json(status["lease_detail"])
+    else:
+        typer.echo(f"curates: {status['lease']}")
+
+
 def _run_job(name: str, vault: Path | None, as_json: bool, **options: Any) -> None:
     from wolfmem.jobs.runner import JobRunner
 

@@ -22,6 +22,7 @@ from wolfmem.core.markdown import (
     remember,
     scan,
 )
+from wolfmem.core.markers import hunks
 
 
 def _one_line(value: str, what: str) -> str:
@@ -96,6 +97,9 @@ def add_fact(text: str, bullet: str, heading: str, title: str, *, written: str |
     base, before = _with_title(text, title, newline)
     lines = lines_of(base)
     section = find_section(before, heading)
+    spans = [(hunk.start, hunk.end) for hunk in hunks(base)] if "<<<<<<<" in base else []
+    if section is not None and any(start <= section.line <= end for start, end in spans):
+        section = None  # its heading is one side of a git conflict: the fact goes under a new one, after it
     if section is None:
         while lines and not lines[-1].strip():
             lines.pop()  # exactly one blank line before the new heading
@@ -106,6 +110,8 @@ def add_fact(text: str, bullet: str, heading: str, title: str, *, written: str |
             (n for n in range(section.end, section.line, -1) if lines[n - 1].strip()),
             section.line,
         )
+        # Never inside a git conflict hunk: after its closing marker.
+        last = next((end for start, end in spans if start <= last < end), last)
         # An HTML block or table swallows a following line; a blank line closes them.
         attempts = [
             (_splice(lines, last, [line_text], newline, ends_nl), last + 1),

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from wolfmem.core.markers import without_markers
+
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 _TASK_BOX_RE = re.compile(r"^\[[ xX]\](?:\s+|$)")
@@ -114,6 +116,8 @@ def newline_of(text: str) -> str:
 
 def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
     """Parse text; also return the last line of its front matter (0 if none)."""
+    # git's conflict markers are no markdown: emptied, they are neither facts nor (`=======`) headings.
+    text = without_markers(text)
     # The mark sits inside line 1, so dropping it leaves every line number as it was.
     tokens = _md().parse(text[1:] if text.startswith(BOM) else text)
     lines = lines_of(text)
@@ -283,6 +287,8 @@ def parse_after_insert(before: ParsedFile, section: Section, new_text: str, coun
     Only the section is parsed again: a top-level heading closes every open block, so the lines
     of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
     """
+    if "<<<<<<<" in new_text:
+        return parse(new_text)  # a hunk may open before the section: its markers are only known in the whole
     lines = lines_of(new_text)
     start = _restart_line(before, section, lines, count)
     local = _scan_uncached("".join(lines[start - 1: section.end + count]))[0]

@@ -12,8 +12,9 @@ non-blank lines differ least (as multisets) from what it wrote, the newest on a 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import TypeVar
@@ -73,6 +74,55 @@ def choose_base(theirs: str, versions: Iterable[tuple[K, str]]) -> K | None:
             if distance == 0:
                 break
     return None if best is None else best[1]
+
+
+def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _line: False) -> MergeResult:
+    """Merge a sync engine's conflict copy into the file's current text: both sides' lines, each once.
+
+    Neither side's history tells one machine's deletion from the other's addition, so the merge is the
+    union of both, section by section (as git's merge=union, but a copy's line goes to the end of its own
+    `##` section, and a section only the copy has goes to the end of the file). Only a line one side
+    holds and `gone(line)` says was removed on purpose (forgotten, removed by hand, merged away by
+    curation: the archive, which every machine syncs) stays out.
+    """
+    cur, other = _lines(current), _lines(copy)
+    only_cur = Counter(cur) - Counter(other)
+    missing = Counter(other) - Counter(cur)
+    out = [line for line in cur if not (line.strip() and only_cur[line] and gone(line) and _take(only_cur, line))]
+    extras: dict[str, list[str]] = {}
+    headings: dict[str, str] = {}
+    for key, start, end in _spans(other):
+        headings.setdefault(key, other[start] if key else "")
+        body = other[start + 1 if key else start:end]
+        extras.setdefault(key, []).extend(
+            line for line in body if line.strip() and not gone(line) and _take(missing, line))
+    spans = {key: (start, end) for key, start, end in reversed(_spans(out))}  # the first section of a name
+    for key in sorted((k for k in extras if k in spans and extras[k]), key=lambda k: -spans[k][1]):
+        start, end = spans[key]
+        at = next((n for n in range(end, start, -1) if out[n - 1].strip()), start + (1 if key else 0))
+        out[at:at] = extras[key]
+    for key, lines in extras.items():
+        if key not in spans and lines:
+            while out and not out[-1].strip():
+                out.pop()
+            out += ["", headings[key], *lines] if out else [headings[key], *lines]
+    return MergeResult(_join(out, current if current else copy))
+
+
+_HEADING = re.compile(r"^ {0,3}##(?:[ \t]+(.*?))?[ \t#]*$")
+
+
+def _spans(lines: list[str]) -> list[tuple[str, int, int]]:
+    """Each `##` section (and the text before the first, keyed "") as (key, first line index, end index)."""
+    starts = [(0, "")]
+    for number, line in enumerate(lines):
+        match = _HEADING.match(line)
+        if match:
+            starts.append((number, " ".join((match.group(1) or "").split()).casefold() or "#"))
+    if len(starts) > 1 and starts[1][0] == 0:
+        starts.pop(0)
+    return [(key, start, starts[i + 1][0] if i + 1 < len(starts) else len(lines))
+            for i, (start, key) in enumerate(starts)]
 
 
 def _lines(text: str) -> list[str]:

@@ -8,8 +8,11 @@ prompt's episode budget. An entry edited by hand has a new digest, so it is seen
 
 The coverage also keeps the revision of each curated file as curation last saw or wrote it (a file that
 changed since is looked at again) and the last day a run covered (facts saved after it are pointed out).
-It lives in the vault, `.wolfmem/curation.json`, so a machine that takes over curation (see the lease)
-continues from what the previous one consumed.
+It lives in the vault, one file per machine, `.wolfmem/curation/<machine>.json`, so a machine that takes
+over curation (see the lease) continues from what the previous one consumed. Each machine rewrites only
+its own file and reads them all (conflict copies and the old shared `.wolfmem/curation.json` included)
+as their union: what any machine consumed counts as consumed, so no sync engine ever has two writers of
+one file to reconcile, and a double run of one period consumes the same entries once.
 
 Curation's progress is kept in four places, each the truth for one question and none derivable from another:
 - this coverage: *what content* curation has consumed (entries, file revisions, its last day). Only it
@@ -26,6 +29,7 @@ The job runner turns the last period done (its record or the lease, the later) i
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -36,12 +40,14 @@ from typing import Any
 from wolfmem.core import edits, markdown
 from wolfmem.curation.contract import Episode
 from wolfmem.errors import WolfmemError
+from wolfmem.storage.machine import machine_id
 from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause, VaultWriter
 
 log = logging.getLogger(__name__)
 
-COVERAGE_REL = ".wolfmem/curation.json"
+COVERAGE_REL = ".wolfmem/curation.json"  # before per-machine files: still read, never written
+COVERAGE_FOLDER = ".wolfmem/curation"
 VERSION = 1
 # 64 bits of SHA-256: a collision inside one day's log (a few dozen entries) is out of reach.
 _DIGEST_CHARS = 16
@@ -235,26 +241,55 @@ def baseline(through: str | None, logs: Iterable[EpisodeLog], revisions: Mapping
 
 
 class CoverageFile:
-    """Reads and writes the coverage at `<vault>/.wolfmem/curation.json`, through the vault writer."""
+    """Reads every machine's coverage in `<vault>/.wolfmem/curation/` as one, and writes this machine's."""
 
-    def __init__(self, writer: VaultWriter) -> None:
+    def __init__(self, writer: VaultWriter, machine: str | None = None) -> None:
         self.writer = writer
-        self.path = writer.vault.root / COVERAGE_REL
+        # The machine's id is kept in the state root, two folders above this vault's state folder.
+        self.machine = machine or machine_id(writer.vault.state_dir.parent.parent)
+        self.own_rel = f"{COVERAGE_FOLDER}/{self.machine}.json"
+        self.path = writer.vault.root / self.own_rel
 
     def read(self) -> Coverage | None:
-        """The coverage, or None when there is none yet or it cannot be read (then it is rebuilt)."""
+        """The union of every machine's coverage, or None when there is none readable (then it is rebuilt)."""
+        found = [coverage for rel in self._files() if (coverage := self._read(rel)) is not None]
+        return union(found) if found else None
+
+    def _files(self) -> list[str]:
+        vault = self.writer.vault
+        rels = [COVERAGE_REL]
+        for folder, pattern in ((".wolfmem", "curation*.json"), (COVERAGE_FOLDER, "*.json")):
+            with contextlib.suppress(OSError, WolfmemError):
+                rels += vault.names(folder, pattern)
+        return sorted(set(rels))
+
+    def _read(self, rel: str) -> Coverage | None:
         try:
-            data = json.loads(self.writer.vault.read_bytes(COVERAGE_REL).decode("utf-8"))
-            return _parse(data)
+            return _parse(json.loads(self.writer.vault.read_bytes(rel).decode("utf-8")))
         except FileNotFoundError:
             return None
         except (OSError, WolfmemError, ValueError, TypeError, AttributeError) as exc:
-            log.warning("ignoring unreadable %s (%s); curation starts again from its date mark", self.path, exc)
+            log.warning("ignoring unreadable %s (%s); the other coverage files still count", rel, exc)
             return None
 
     def write(self, coverage: Coverage) -> None:
-        """Store the coverage."""
-        self.writer.put(COVERAGE_REL, coverage.to_json(), cause=Cause.CURATION, backup=False)
+        """Store the coverage in this machine's own file."""
+        self.writer.put(self.own_rel, coverage.to_json(), cause=Cause.CURATION, backup=False)
+
+
+def union(coverages: list[Coverage]) -> Coverage:
+    """Several machines' coverage as one: every entry any consumed, the latest day, the newest revisions."""
+    ordered = sorted(coverages, key=lambda coverage: coverage.through or "")
+    episodes: dict[str, list[str]] = {}
+    files: dict[str, str] = {}
+    read: dict[str, str] = {}
+    for coverage in ordered:  # the one with the latest day last, so its revisions win
+        for rel, digests in coverage.episodes.items():
+            have = episodes.setdefault(rel, [])
+            have += [digest for digest in digests if digest not in have]
+        files.update(coverage.files)
+        read.update(coverage.read)
+    return Coverage(ordered[-1].through, files, episodes, read)
 
 
 def _parse(data: Any) -> Coverage:

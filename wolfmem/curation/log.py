@@ -70,11 +70,8 @@ def render_entry(
             lines += [f"- {_item(reason)}" for reason in outcome.reasons]
             lines.append("")
     if conflicts:
-        lines += [
-            "",
-            "Sync-tool conflict copies in knowledge/ are never curated; merge them by hand: "
-            + ", ".join(conflicts) + ".",
-        ]
+        lines += ["", "Sync conflicts (conflict copies are never curated; each is merged into its file):", ""]
+        lines += [f"- {_item(item)}" for item in conflicts]
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"

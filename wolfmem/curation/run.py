@@ -70,6 +70,7 @@ from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.staging import StagedRewrite, stage
 from wolfmem.errors import WolfmemError, storage_error
 from wolfmem.limits import curated_file_problem
+from wolfmem.storage.conflicts import MARKERS, MERGED, SyncConflicts
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import (
     CURATED_PATHS,
@@ -79,6 +80,16 @@ from wolfmem.storage.vault import (
 
 log = logging.getLogger(__name__)
 _UNCHANGED = FileOutcome("unchanged")
+
+
+def sync_conflicts(services: VaultServices, since: str) -> list[str]:
+    """What the curation log says of sync conflicts: merged since `since`, left for a person, copies still there."""
+    merged = [repair["message"] for repair in services.state.repairs(100)
+              if repair.get("kind") in (MERGED, MARKERS) and str(repair.get("at", ""))[:10] >= since[:10]]
+    person = SyncConflicts(services.writer, services.archive, services.clock).unresolved()
+    waiting = [f"{rel} (merged into its file by the next sync)" for rel in services.vault.conflict_copies()
+               if rel not in person]
+    return [*reversed(merged), *(f"{rel}: {why}" for rel, why in person.items()), *waiting]
 
 
 def make_curator(config: Config) -> Curator:
@@ -192,7 +203,7 @@ def run(
     previous = services.state.run_record(JOB) or {}
     day_s = day.isoformat()
     logs, present = _read_logs(services)
-    store = CoverageFile(services.writer)
+    store = CoverageFile(services.writer, services.provenance.machine)
     coverage = store.read() or _first_coverage(previous, since, logs)
     since_s = (since or _day_after(coverage.through) or day).isoformat()
     rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
@@ -231,7 +242,7 @@ def run(
     result.summary = summarise(curator, result, tally, since_s)
     if dry_run:
         return result
-    conflicts = services.vault.conflict_copies()
+    conflicts = sync_conflicts(services, since_s)
     entry = render_entry(day_s, curator.label, result.status, result.summary, result.files, conflicts)
     try:
         result.log_path = append_log(services.writer, day, entry)

@@ -391,4 +391,7 @@ def _lease_line(lease: Mapping[str, Any]) -> str:
         return f"no machine yet (this one is {lease['this_machine']})"
     who = "this machine" if lease.get("is_this_machine") else lease["holder"]
     state = "fresh" if lease.get("fresh") else "stale"
-    return f"{who} ({lease['holder']}), last run {lease['last_run']}, lease {state} until {lease['expires']}"
+    line = f"{who} ({lease['holder']}), last run {lease['last_run']}, lease {state} until {lease['expires']}"
+    if lease.get("why"):  # a takeover is said on every machine, the one taken over from included
+        line += f"; curator since {lease['since']}: {lease['why']}"
+    return line

@@ -151,8 +151,12 @@ class Memory:
                     log.warning("stopped watching %s (%s); searches will stat every file", self.vault.root, exc)
                     changes.close()
                     self._changes = changes = None
-            # Kept displaced versions are looked for by name whenever the whole vault is scanned anyway.
-            self.displaced.settle(strays=pending is None or pending.rescan)
+            # Kept displaced versions are looked for by name whenever the whole vault is scanned anyway;
+            # so are sync engines' conflict copies (merged into their files, then archived).
+            full = pending is None or pending.rescan
+            self.displaced.settle(strays=full)
+            if full or (pending is not None and pending.conflicts):
+                self.reconciler.conflicts.settle()
             try:
                 return self._sync_pending(pending)
             except BaseException:
@@ -173,7 +177,7 @@ class Memory:
     def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
         """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""
         try:
-            return any(repair.kind is Kind.PUT_BACK for repair in self.reconciler.check(rel, data))
+            return any(repair.kind in (Kind.PUT_BACK, Kind.MARKERS) for repair in self.reconciler.check(rel, data))
         except (OSError, WolfmemError) as exc:
             # A read-only state folder, a busy file: the file is checked again on its next change or write.
             log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
@@ -366,6 +370,8 @@ class Memory:
                     "skipped_files": self.syncer.skipped(),
                 },
                 "conflict_copies": self.vault.conflict_copies(),
+                # Sync conflicts wolfmem could not merge (a copy it cannot read, markers around prose).
+                "needs_person": self.reconciler.conflicts.unresolved(),
                 # Lines an editor dropped that wolfmem put back, and its lines a person removed (archived).
                 "repairs": self.state.repairs(RECENT_REPAIRS),
             }

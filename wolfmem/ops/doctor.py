@@ -22,12 +22,13 @@ from typing import Any
 
 from wolfmem.config import Config
 from wolfmem.errors import LLMError, WolfmemError
-from wolfmem.jobs.lease import LEASE_REL, LeaseFile
+from wolfmem.jobs.lease import CURATOR_REL, LEASE_REL, LeaseFile
 from wolfmem.memory.facade import Memory, local_now
 from wolfmem.ops import service
 from wolfmem.ops.daemon import daemon_pid
 from wolfmem.ops.service import ServiceState
 from wolfmem.search.schema import FactDoc
+from wolfmem.storage.conflicts import SyncConflicts
 from wolfmem.storage.machine import machine_id
 from wolfmem.storage.services import open_services
 from wolfmem.storage.vault import CURATED_PATHS, Vault
@@ -283,10 +284,15 @@ def check_lease(subject: Subject) -> Check:
 def _lease_check(lease_file: LeaseFile) -> Check:
     lease = lease_file.read()
     if lease is None:
+        problems = lease_file.status(local_now())["problems"]
+        if problems:
+            why = "; ".join(problems)
+            return Check("lease", Status.WARNING, f"the old lease file {LEASE_REL} is unreadable ({why}); ignored",
+                         f"delete {lease_file.writer.vault.root / LEASE_REL}")
         if lease_file.path.exists():
-            return Check("lease", Status.WARNING, f"{LEASE_REL} is unreadable; the next curation on any machine "
-                         "takes the lease", f"delete {lease_file.path} if it stays unreadable")
-        return Check("lease", Status.OK, "no lease yet; the first curation on this machine takes it")
+            return Check("lease", Status.WARNING, f"{CURATOR_REL} names no machine; the next curation on any "
+                         "machine becomes the curator", "run `wolfmem curator take` on the machine that should curate")
+        return Check("lease", Status.OK, "no curator yet; the first curation on this machine makes it the curator")
     status = lease_file.status(local_now())
     if status["is_this_machine"]:
         return Check("lease", Status.OK, f"this machine curates this vault (last run {status['last_run']})")
@@ -313,6 +319,24 @@ def check_llm(subject: Subject) -> Check:
                      "check llm.base_url, llm.model and the API key variable (`wolfmem config` shows them)")
 
 
+def check_sync(subject: Subject) -> Check:
+    """Sync engines' conflicts wolfmem could not merge (a copy it cannot read, git markers around prose)."""
+    if not subject.vault.exists():
+        return Check("sync", Status.OK, "no vault yet")
+    services = open_services(subject.config, local_now, create=False)
+    try:
+        needs = SyncConflicts(services.writer, services.archive, services.clock).unresolved()
+        copies = services.vault.conflict_copies()
+    finally:
+        services.close()
+    if needs:
+        return Check("sync", Status.WARNING, "; ".join(f"{rel}: {why}" for rel, why in sorted(needs.items())),
+                     "resolve them in an editor; wolfmem merges everything else by itself")
+    if copies:
+        return Check("sync", Status.OK, f"{len(copies)} conflict copy(ies) waiting for the next sync to merge them")
+    return Check("sync", Status.OK, "no sync conflicts left to merge")
+
+
 CHECKS: tuple[CheckFunc, ...] = (
-    check_vault, check_state, check_index, check_watcher, check_daemon, check_lease, check_llm,
+    check_vault, check_state, check_index, check_watcher, check_daemon, check_lease, check_sync, check_llm,
 )

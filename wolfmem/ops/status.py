@@ -13,7 +13,10 @@ from wolfmem.limits import curated_file_problem
 from wolfmem.memory.facade import Memory
 from wolfmem.ops.daemon import INDEXER_RECORD, daemon_pid, log_file
 from wolfmem.storage import faults
+from wolfmem.storage.conflicts import MARKERS, MERGED
 from wolfmem.storage.vault import CURATED_PATHS, Vault
+
+SYNC_KINDS = (MERGED, MARKERS)
 
 
 def collect(memory: Memory) -> dict[str, Any]:
@@ -143,9 +146,14 @@ def render(data: dict[str, Any]) -> str:
             "`wolfmem curate apply --dry-run` shows it, `wolfmem curate apply` lands it"
         )
     for repair in data.get("repairs") or []:
-        lines.append(f"editor:   {repair['at']}: {repair['message']}")
+        label = "sync:  " if repair.get("kind") in SYNC_KINDS else "editor:"
+        lines.append(f"{label}   {repair['at']}: {repair['message']}")
+    needs = data.get("needs_person") or {}
+    for rel, why in needs.items():
+        lines.append(f"needs you: {rel}: {why}")
     for rel in data["conflict_copies"]:
-        lines.append(f"conflict copy (never curated; merge it by hand): {rel}")
+        if rel not in needs:
+            lines.append(f"conflict copy (never indexed; the next sync merges it into its file): {rel}")
     for item in data.get("not_indexed") or []:
         lines.append(f"not indexed: {item['path']} ({item['reason']})")
     for link in data.get("ignored_links") or []:

@@ -21,6 +21,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 
+from wolfmem.core.syncnames import is_conflict_copy
 from wolfmem.storage.vault import INDEXED_DIRS, Vault, is_indexable
 
 try:  # Linux only; elsewhere the import fails and the stat scan is used
@@ -37,9 +38,10 @@ class Pending:
 
     paths: set[str] = field(default_factory=set)
     rescan: bool = False
+    conflicts: bool = False  # a sync engine's conflict copy arrived (merged by the next sync)
 
     def __bool__(self) -> bool:
-        return self.rescan or bool(self.paths)
+        return self.rescan or bool(self.paths) or self.conflicts
 
 
 class InotifyChanges:
@@ -118,6 +120,8 @@ class InotifyChanges:
                 pending.rescan = True  # a folder arrived, left or moved: its notes did too
         elif is_indexable(rel):
             pending.paths.add(rel)
+        elif is_conflict_copy(rel):
+            pending.conflicts = True
 
     def _arm(self) -> None:
         """Watch the vault folder and every folder under the indexed ones that is not watched yet."""

@@ -19,6 +19,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from wolfmem.core.syncnames import is_conflict_copy
 from wolfmem.storage.vault import INDEXED_DIRS, Vault, is_indexable
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ def is_relevant(vault: Vault, path: str, is_directory: bool = False) -> bool:
     if "/" not in rel or is_directory:
         # A folder event (created, moved, deleted subfolder) can carry notes with it.
         return not any(part.startswith(".") for part in rel.split("/"))
-    return is_indexable(rel)
+    return is_indexable(rel) or is_conflict_copy(rel)
 
 
 class _Handler(FileSystemEventHandler):

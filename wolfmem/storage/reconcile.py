@@ -33,6 +33,7 @@ from wolfmem.core import markdown
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.merge import choose_base, merge3
 from wolfmem.storage.archive import Archive, ArchivedFact, Reason
+from wolfmem.storage.conflicts import SyncConflicts
 from wolfmem.storage.history import HAND_EDIT, History
 from wolfmem.storage.state import StateStore, line_hash
 from wolfmem.storage.vault import content_hash, source_of
@@ -50,6 +51,7 @@ class Kind(enum.StrEnum):
 
     PUT_BACK = "put back"
     REMOVED_BY_HAND = REMOVED_BY_HAND
+    MARKERS = "markers resolved"  # git's conflict hunks resolved (storage/conflicts.py records it)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class Repair:
         lines = f"{self.count} line{'s' if many else ''} wolfmem wrote {'were' if many else 'was'}"
         if self.kind is Kind.PUT_BACK:
             return f"{lines} overwritten by an editor and put back at {self.where}"
+        if self.kind is Kind.MARKERS:
+            return f"{self.count} git conflict hunk(s) in {self.path} resolved by keeping both sides' lines"
         where = f" ({self.archived})" if self.archived else ""
         return f"{lines} removed by hand from {self.path} and archived{where}"
 
@@ -95,13 +99,14 @@ class Reconciler:
 
     def __init__(
         self, writer: VaultWriter, archive: Archive, history: History, state: StateStore,
-        clock: Callable[[], datetime],
+        clock: Callable[[], datetime], conflicts: SyncConflicts | None = None,
     ) -> None:
         self.writer = writer
         self.archive = archive
         self.history = history
         self.state = state
         self.clock = clock
+        self.conflicts = conflicts if conflicts is not None else SyncConflicts(writer, archive, clock)
 
     @staticmethod
     def watches(rel: str) -> bool:
@@ -109,11 +114,25 @@ class Reconciler:
         return source_of(rel) in ("knowledge", "episodes")
 
     def check(self, rel: str, data: bytes | None = None) -> list[Repair]:
-        """Look at rel as it is now (or as `data`, just read); repair what an outside write dropped."""
+        """Look at rel as it is now (or as `data`, just read); resolve git's markers, repair what a write dropped."""
         if not self.watches(rel):
             return []
         if data is None:
             data = self.writer.vault.read_or_empty(rel)
+        if b"<<<<<<<" in data:
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return []
+            resolved = self.conflicts.markers(rel, text)
+            if resolved:  # rewritten without its markers: wolfmem's own write now
+                return [Repair(Kind.MARKERS, rel, 0, 0, resolved[0].count, resolved[0].at)]
+        else:
+            self.conflicts.cleared(rel)
+        return self._check(rel, data)
+
+    def _check(self, rel: str, data: bytes) -> list[Repair]:
+        """Repair what an outside write to rel (now holding `data`) dropped."""
         if not data:
             return []  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
         latest = self.history.latest(rel)

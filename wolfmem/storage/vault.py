@@ -15,6 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
+from wolfmem.core.syncnames import is_conflict_copy
 from wolfmem.errors import (
     LinkOutside,
     NotAVault,
@@ -38,11 +39,10 @@ INDEX_LOCK_SECONDS = 5.0
 log = logging.getLogger(__name__)
 
 _EPISODE_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$", re.IGNORECASE)
-# Editor temp, swap and backup files are never vault notes. Sync-tool conflict copies are indexed
-# (as custom notes, never curated), so what is in them can still be found.
+# Editor temp, swap and backup files are never vault notes; nor are sync engines' conflict copies, which
+# are merged into their file and archived (storage/conflicts.py).
 _IGNORED_NAME = re.compile(r"(^\.|~$|\.bak$|\.swp$|\.swx$|\.tmp$|^#.*#$|\.orig$)")
 _ARCHIVE_NAME = re.compile(r"^consolidated/archive-\d{4}-\d{2}\.md$")
-_CONFLICT_NAME = re.compile(r"(\.sync-conflict-|\(conflicted copy|\.orig$)")
 
 
 
@@ -77,11 +77,6 @@ def source_of(rel: str) -> str:
     return "archive" if is_archive(rel) else rel.split("/", 1)[0]
 
 
-def is_conflict_copy(rel: str) -> bool:
-    """Whether a file name looks like a sync tool's conflict copy."""
-    return bool(_CONFLICT_NAME.search(rel.rsplit("/", 1)[-1]))
-
-
 def is_markdown(name: str) -> bool:
     """Whether a file name is a markdown note's: `.md` in any case (`NOTES.MD` is common on macOS and Windows)."""
     return name[-3:].lower() == ".md"
@@ -92,7 +87,7 @@ def is_indexable(rel: str) -> bool:
     parts = rel.split("/")
     if len(parts) < 2 or parts[0] not in INDEXED_DIRS or not is_markdown(rel):
         return False
-    return not _ignored(rel)
+    return not _ignored(rel) and not is_conflict_copy(rel)
 
 
 # Why a file a person may expect to be found is not indexed (`wolfmem status` names each).
@@ -351,8 +346,10 @@ class Vault:
             return False
 
     def conflict_copies(self) -> list[str]:
-        """Sync-tool conflict copies anywhere under knowledge/, which are never curated."""
-        return sorted(rel for rel, _ in self._confined.tree("knowledge") if is_conflict_copy(rel))
+        """Sync engines' conflict copies under knowledge/ and episodes/ (never notes; storage/conflicts.py)."""
+        return sorted(rel for top in ("knowledge", "episodes") for rel, info in self._confined.tree(top)
+                      if stat.S_ISREG(info.st_mode) and is_conflict_copy(rel)
+                      and not any(part.startswith(".") for part in rel.split("/")))
 
     # -- writing --------------------------------------------------------------
     def lock(self, rel: str | None = None, timeout: float = LOCK_TIMEOUT_SECONDS) -> AbstractContextManager[None]:

@@ -147,7 +147,7 @@ def test_bad_prompt_requests_are_invalid_params(client: McpClient, name: str, ar
 
 def test_warnings_reach_the_client_as_log_messages(client: McpClient, home: Path) -> None:
     client.set_logging_level("warning")
-    (home / "vault" / "knowledge" / "blob.md").write_bytes(b"\x00\x01binary")
+    (home / "vault" / "knowledge" / "blob.md").write_bytes(b"\x00\x01" * 512)  # mostly NUL: binary
     client.text("memory_search", {"query": "Sarah"})  # the search's sync skips the file, with a warning
 
     def skipped() -> list[types.LoggingMessageNotificationParams]:

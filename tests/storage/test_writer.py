@@ -19,7 +19,7 @@ from wolfmem import Memory
 from wolfmem.core.markdown import content_lines
 from wolfmem.curation.backups import restore_backup, restore_version
 from wolfmem.curation.contract import Change, ChangeKind
-from wolfmem.curation.landing import apply_rewrite
+from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.curation.log import append_log
 from wolfmem.jobs.digest import write_digest
 from wolfmem.storage.archive import ArchivedFact, Reason
@@ -45,7 +45,11 @@ def _curation(memory: Memory, cause: Cause = Cause.CURATION) -> str:
     old = (memory.vault.root / PEOPLE).read_text()
     new = old + "\n## Ann\n- Ann is the CTO.\n"
     changes = [Change(ChangeKind.ADDED, new="- Ann is the CTO.", source="episode")]
-    apply_rewrite(memory.services, PEOPLE, old, new, changes, base_revision=content_hash(old.encode()), cause=cause)
+    evidence = RunEvidence(lines=("Ann is the CTO.",))  # an addition needs a line that backs it
+    outcome = apply_rewrite(
+        memory.services, PEOPLE, old, new, changes, base_revision=content_hash(old.encode()), cause=cause, run=evidence
+    )
+    assert outcome.status in ("written", "skipped-cas"), outcome  # validated; written, or left to the editor
     return PEOPLE
 
 

@@ -21,6 +21,7 @@ from wolfmem.errors import (
     NotAVault,
     OutsideVault,
     UsageError,
+    storage_error,
 )
 from wolfmem.storage import locks
 from wolfmem.storage.confine import Confined, EscapingLink, Spot, open_subdir
@@ -211,6 +212,8 @@ class Vault:
             return self.resolve(rel).stat().st_size
         except FileNotFoundError:
             return 0
+        except OSError as exc:
+            raise storage_error(exc, "read the size of", rel) from None
 
     def read_file(self, rel: str) -> tuple[bytes, os.stat_result]:
         """A vault file's bytes and the stat of exactly what was read."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.core.credentials import find_secret, shannon_entropy
+from wolfmem.core.credentials import find_secret, shannon_entropy, visible_text
 
 # Fake keys are assembled at runtime so secret scanners on the repo stay quiet.
 RANDOM_62 = "aB3dE9fGh2JkL5mN7pQ1rS4tU6vW8xY0zC"  # 34 chars, mixed classes
@@ -118,3 +118,14 @@ def test_ignores_non_secret(text: str) -> None:
 )
 def test_shannon_entropy(text: str, low: float, high: float) -> None:
     assert low <= shannon_entropy(text) <= high
+
+
+@pytest.mark.parametrize("mark", ["\u200b", "\u200c", "\u2060", "\ufeff", "\u00ad", "\u200e", "\ufe0f", "\u034f"])
+@pytest.mark.parametrize(("secret", "kind"), [(AWS, "AWS access key"), (GITHUB_PAT, "GitHub token"),
+                                              (OPENAI, "OpenAI API key")])
+def test_a_secret_split_by_an_invisible_character_is_found(mark: str, secret: str, kind: str) -> None:
+    assert find_secret(f"the key is {secret[:6]}{mark}{secret[6:]}") == kind
+
+
+def test_visible_text_drops_only_what_a_reader_cannot_see() -> None:
+    assert visible_text("a\u200bb\u00adc\ufe0fd e\u00e9") == "abcd e\u00e9"

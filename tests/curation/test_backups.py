@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
 
 import pytest
 
 from wolfmem import Config, Memory
-from wolfmem.curation.backups import curated_rel, diff_backup, restore_backup
+from wolfmem.curation.backups import curated_rel, diff_backup, restore_backup, restore_version
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.landing import RunEvidence, apply_rewrite
 from wolfmem.errors import NotFound, OutsideVault
 from wolfmem.storage.vault import content_hash
+from wolfmem.storage.writer import Cause, Edit
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 PEOPLE = "knowledge/people.md"
@@ -90,3 +92,26 @@ def test_restore_of_an_identical_backup_does_nothing(memory):
 def test_paths_outside_the_vault_are_refused(memory):
     with pytest.raises(OutsideVault):
         diff_backup(memory.services, "../elsewhere.md")
+
+
+@pytest.mark.slow
+def test_a_week_of_bad_nights_is_undone_from_history(tmp_path):
+    clock = SimpleNamespace(now=NOW)
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state")), clock=lambda: clock.now) as memory:
+        for fact in ("Tom lives in Berlin.", "Tom has two kids.", "Tom plays chess."):
+            memory.save(fact, "people", "Tom")
+        good = read(memory)
+        for night in range(1, 8):
+            # Each night a run of 6 rounds, each rewriting the file a little worse.
+            clock.now = NOW + timedelta(days=night)
+            for round_number in range(6):
+                clock.now += timedelta(seconds=1)
+                memory.services.writer.edit(
+                    PEOPLE, lambda text, n=round_number: Edit(text.replace(".\n", f" (round {n}).\n", 1)),
+                    cause=Cause.CURATION)
+            clock.now += timedelta(hours=9)
+            memory.save(f"Tom went climbing on night {night}.", "people", "Tom")
+        assert read(memory) != good
+        message = restore_version(memory.services, "people", NOW.date().isoformat())
+        assert message.startswith("restored knowledge/people.md")
+        assert read(memory) == good

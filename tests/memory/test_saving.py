@@ -216,6 +216,21 @@ def test_where_a_secret_lives_is_fine(memory: Memory, fact: str) -> None:
     assert memory.save(fact).status == "saved"
 
 
+SPLIT_KEY = "AKIA" + "\u200b" + "IOSFODNN7EXAMPLE"  # a zero-width space inside an AWS key
+
+
+def test_a_secret_split_by_a_zero_width_space_is_refused_on_save_log_and_update(memory: Memory, vault: Path) -> None:
+    receipt = memory.save("The deploy user is ops", topic="Deploy")
+    before = _files(vault)
+    with pytest.raises(SecretRefused):
+        memory.save(f"The deploy key is {SPLIT_KEY}", topic="Deploy")
+    with pytest.raises(InvalidFact, match="secret"):
+        memory.log_episode(f"Rotated the deploy key to {SPLIT_KEY}")
+    with pytest.raises(SecretRefused):
+        memory.update(receipt.ref, f"The deploy user is ops with key {SPLIT_KEY}")
+    assert _files(vault) == before
+
+
 def test_secret_topic_is_refused(memory: Memory, vault: Path) -> None:
     before = _files(vault)
     with pytest.raises(InvalidFact, match="secret"):

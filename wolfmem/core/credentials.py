@@ -20,6 +20,10 @@
    query string is still checked, and webhook URLs (Slack, Discord) have
    their own patterns.
 
+Every check runs on the text as written and again with its invisible characters removed
+(`visible_text`: format characters such as U+200B, U+2060 or a soft hyphen, and the
+variation selectors), so a key split by a zero-width space is still found.
+
 Mentioning where a secret lives ("the Stripe key is in 1Password",
 "OPENAI_API_KEY env var", "sk-learn") is never flagged.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 
 # (human name, pattern).  Order matters only for which name is reported.
@@ -164,8 +169,29 @@ def _is_high_entropy(token: str) -> bool:
     )
 
 
+# Invisible but not category Cf: the combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
+# variation selectors. A reader sees nothing; a pattern sees a break in the key.
+_IGNORABLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u3164\uffa0" + "".join(map(chr, range(0xFE00, 0xFE10)))
+)
+
+
+def visible_text(text: str) -> str:
+    """The text without the characters a reader cannot see (format characters, variation selectors)."""
+    return "".join(c for c in text if c not in _IGNORABLE and not _invisible(c))
+
+
+def _invisible(char: str) -> bool:
+    return unicodedata.category(char) == "Cf" or 0xE0100 <= ord(char) <= 0xE01EF
+
+
 def find_secret(text: str) -> str | None:
-    """Name the kind of secret `text` contains (e.g. "OpenAI API key"), or None."""
+    """Name the kind of secret `text` contains (e.g. "OpenAI API key"), as a reader sees it or as written; or None."""
+    visible = visible_text(text)
+    return _find_secret(visible) or (_find_secret(text) if visible != text else None)
+
+
+def _find_secret(text: str) -> str | None:
     for name, pattern in PATTERNS:
         for match in pattern.finditer(text):
             value = match.groupdict().get("value")

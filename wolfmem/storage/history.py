@@ -3,11 +3,17 @@
 Every write wolfmem makes to a `knowledge/` or `episodes/` file records the new version with its date and cause.
 If the file changed by hand since wolfmem last recorded it, the hand-edited version is recorded
 first (cause "hand edit"), so the timeline has no holes; the sync records a hand edit it sees too.
-Every version of the last `RECENT` is kept as written (at most `MAX_RECENT` of them): any of them
-may be the one a person's editor loaded, the base a later merge needs (storage/reconcile.py).
-Older versions are thinned: saves on one day coalesce into the day's last, so a busy day of saves
-cannot push the curation versions out, and the newest `GENERATIONS` older versions are kept,
-compressed. A damaged history file is moved aside and a new, empty one started (see db.py).
+Versions are thinned by age, never by count alone, so a busy night cannot push out the
+copy a person needs to undo it:
+
+- every version of the last `RECENT` (24 h) is kept as written, up to `MAX_RECENT` of them: any of
+  them may be the one a person's editor loaded, the base a later merge needs (storage/reconcile.py);
+  past that, the older ones of the window keep one an hour;
+- then the last version of each day for `DAILY` (a month), and of each ISO week for `WEEKLY` (a year);
+- the newest version and the first one recorded (the file as wolfmem first met it) are always kept.
+
+A bad night is undone from the day before's version, a bad week from the week before's.
+A damaged history file is moved aside and a new, empty one started (see db.py).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -22,9 +29,10 @@ from pathlib import Path
 from wolfmem.storage.db import Store, guarded, open_db, rollback
 from wolfmem.storage.vault import content_hash
 
-GENERATIONS = 30
 RECENT = timedelta(hours=24)
 MAX_RECENT = 500
+DAILY = timedelta(days=31)
+WEEKLY = timedelta(days=366)
 HAND_EDIT = "hand edit"
 SAVE = "save"
 
@@ -54,9 +62,8 @@ class History(Store):
 
     SCHEMA = _SCHEMA
 
-    def __init__(self, path: Path, generations: int = GENERATIONS) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.generations = generations
         self._db: sqlite3.Connection | None = None
         self._guard = threading.Lock()
 
@@ -117,23 +124,10 @@ class History(Store):
         return new
 
     def _thin(self, db: sqlite3.Connection, rel: str, now: datetime) -> None:
-        """Keep the recent versions as they are (up to MAX_RECENT); coalesce older saves by day, keep GENERATIONS."""
-        rows = db.execute("SELECT id, at, cause FROM versions WHERE path = ? ORDER BY id DESC", (rel,)).fetchall()
-        cutoff = now - RECENT
-        recent = [row for row in rows if _recent(row[1], cutoff)]
-        older = [row for row in rows if not _recent(row[1], cutoff)]
-        drop = [row[0] for row in recent[MAX_RECENT:]]
-        kept_older = []
-        newer: tuple[int, str, str] | None = recent[-1] if recent else None
-        for row in older:
-            # A save followed (on the same day) by another save is what the day's last save already holds.
-            if newer is not None and row[2] == SAVE == newer[2] and row[1][:10] == newer[1][:10]:
-                drop.append(row[0])
-            else:
-                kept_older.append(row[0])
-            newer = row
-        drop += kept_older[self.generations:]
-        db.executemany("DELETE FROM versions WHERE id = ?", ((number,) for number in drop))
+        """Drop the versions of rel that the age tiers (module docstring) do not keep."""
+        rows = db.execute("SELECT id, at FROM versions WHERE path = ? ORDER BY id DESC", (rel,)).fetchall()
+        keep = kept(rows, now)
+        db.executemany("DELETE FROM versions WHERE id = ?", ((row[0],) for row in rows if row[0] not in keep))
 
     @staticmethod
     def _insert(db: sqlite3.Connection, rel: str, stamp: str, cause: str, revision: str, data: bytes) -> None:
@@ -190,11 +184,50 @@ class History(Store):
         return next((version for version in kept if version.at[:10] <= day), None)
 
 
-def _recent(stamp: str, cutoff: datetime) -> bool:
+def kept(rows: Sequence[tuple[int, str]], now: datetime) -> set[int]:
+    """The ids to keep of one file's versions, given as (id, stamp) newest first (rule in the module docstring)."""
+    if not rows:
+        return set()
+    keep = {rows[0][0], rows[-1][0]}
+    tiers: dict[str, list[tuple[int, str]]] = {"recent": [], "daily": [], "weekly": []}
+    for number, stamp in rows:
+        age = _age(stamp, now)
+        tier = "recent" if age < RECENT else "daily" if age < DAILY else "weekly" if age < WEEKLY else None
+        if tier is not None:
+            tiers[tier].append((number, stamp))
+    recent = tiers["recent"]
+    keep.update(number for number, _ in recent[:MAX_RECENT])
+    keep |= _last_of_each(recent[MAX_RECENT:], lambda stamp: stamp[:13])  # one an hour past the cap
+    keep |= _last_of_each(tiers["daily"], lambda stamp: stamp[:10])
+    keep |= _last_of_each(tiers["weekly"], _week)
+    return keep
+
+
+def _last_of_each(rows: Sequence[tuple[int, str]], bucket: Callable[[str], object]) -> set[int]:
+    """The newest version of each bucket (rows come newest first)."""
+    seen: set[object] = set()
+    out = set()
+    for number, stamp in rows:
+        key = bucket(stamp)
+        if key not in seen:
+            seen.add(key)
+            out.add(number)
+    return out
+
+
+def _week(stamp: str) -> object:
+    try:
+        return date.fromisoformat(stamp[:10]).isocalendar()[:2]
+    except ValueError:
+        return stamp[:10]
+
+
+def _age(stamp: str, now: datetime) -> timedelta:
+    """How long before `now` a version was recorded: zero from a clock that ran ahead; an unreadable stamp, a month."""
     try:
         at = datetime.fromisoformat(stamp)
     except ValueError:
-        return False
-    if (at.tzinfo is None) != (cutoff.tzinfo is None):  # a clock with and one without a zone: compare wall times
-        at, cutoff = at.replace(tzinfo=None), cutoff.replace(tzinfo=None)
-    return at >= cutoff
+        return DAILY
+    if (at.tzinfo is None) != (now.tzinfo is None):  # a clock with and one without a zone: compare wall times
+        at, now = at.replace(tzinfo=None), now.replace(tzinfo=None)
+    return max(now - at, timedelta(0))

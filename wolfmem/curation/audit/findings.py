@@ -15,6 +15,7 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.audit import prompting
+from wolfmem.curation.audit.support import WITHHELD_REF, unsupported
 from wolfmem.curation.candidates import DuplicateFinder
 from wolfmem.curation.contract import Change, ChangeKind
 
@@ -200,7 +201,6 @@ def change_of(item: prompting.AuditItem, old: list[str]) -> Change | None:
     return None
 
 
-WITHHELD_REF = "[a ref outside the vault, withheld]"
 _REF_TOKEN = re.compile(r"[^\s,;()\[\]<>\"']+")
 
 
@@ -254,6 +254,8 @@ def matched(rel: str, body: str, items: list[prompting.AuditItem]) -> list[Findi
             finding.outcome, finding.reasons = "rejected", ["it would change a title or heading, not a fact"]
         elif find_secret(item.new):
             finding.outcome, finding.reasons = "rejected", ["the replacement looks like a secret; never written"]
+        elif item.action != "keep" and (why := unsupported(finding.detail, finding.evidence)):
+            finding.outcome, finding.reasons = "rejected", [why]
         else:
             finding.change = change_of(item, lines)
             finding.hash = line_hash(lines) if finding.change else ""

@@ -400,8 +400,9 @@ AUDIT_NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 
 
 def audit_finding(lines, action="remove", new="", kind="stale"):
+    # The evidence names a file in the vault: a ref to none is withheld, and backs nothing.
     return {"kind": kind, "lines": lines, "explanation": "no mention since March",
-            "evidence": ["episodes/2026-11-14.md"], "action": action, "new": new}
+            "evidence": ["episodes/2026-11-20.md"], "action": action, "new": new}
 
 
 def test_hostile_audit_changes_are_contained(memory, fake, llm_config):
@@ -425,9 +426,11 @@ def test_hostile_audit_changes_are_contained(memory, fake, llm_config):
     assert outcomes[("## Tom",)] == "rejected"
     assert outcomes[(HAND[0],)] == "rejected"
     assert outcomes[("- Tom runs the data team.",)] == "rejected"
-    # Flattened to one line, the replacement says more than the episode backs ("Evil", "Obey Bob").
+    # Flattened to one line, the replacement holds an instruction ("Obey Bob", its own sentence now)
+    # and says more than the episode backs.
     sarah = next(f for f in result["findings"] if f["lines"] == ["- Sarah prefers tea."])
-    assert sarah["outcome"] == "rejected" and "no episode line, save or hand edit" in sarah["reasons"][0]
+    assert sarah["outcome"] == "rejected"
+    assert "instruction" in sarah["reasons"][0] or "no episode line, save or hand edit" in sarah["reasons"][0]
     assert read(memory) == old and not bak_exists(memory)
 
 
@@ -444,6 +447,7 @@ def test_audit_never_overwrites_a_persons_note_at_the_report_path(memory, fake, 
 
 
 def test_tampered_staged_report_is_not_applied(memory, fake, llm_config):
+    memory.log_episode("A quiet day.", when=datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
     fake.default = lambda request: (
         {"summary": "", "findings": [audit_finding(["- Tom lives in Berlin."], "replace", "- Tom lives in Oslo.",
                                                    kind="contradicted")]}

@@ -21,6 +21,7 @@ from wolfmem.curation.coverage import (
     batches,
     digest,
     split_entries,
+    union,
 )
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.run import run
@@ -277,3 +278,14 @@ def test_two_machines_coverage_files_read_as_their_union(memory):
                                "episodes/2026-11-20.md": ["old"]}
     assert sorted(p.name for p in (memory.vault.root / ".wolfmem" / "curation").iterdir()) == [
         "desktop-2.json", "laptop-1.json"]
+
+
+def test_the_union_keeps_the_growth_ledger_and_the_settled_days():
+    # Each machine's file already holds what it read of the others': a day's count is the largest noted, not a sum.
+    mine = Coverage(through="2026-11-30", added={"knowledge/people.md": {"2026-11-30": 3}},
+                    settled={"knowledge/people.md": "2026-11-30"})
+    theirs = Coverage(through="2026-11-29", added={"knowledge/people.md": {"2026-11-30": 3, "2026-11-29": 2}},
+                      settled={"knowledge/people.md": "2026-11-29", "knowledge/technical.md": "2026-11-29"})
+    both = union([mine, theirs])
+    assert both.added == {"knowledge/people.md": {"2026-11-30": 3, "2026-11-29": 2}}
+    assert both.settled == {"knowledge/people.md": "2026-11-30", "knowledge/technical.md": "2026-11-29"}

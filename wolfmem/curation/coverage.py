@@ -283,13 +283,23 @@ def union(coverages: list[Coverage]) -> Coverage:
     episodes: dict[str, list[str]] = {}
     files: dict[str, str] = {}
     read: dict[str, str] = {}
+    added: dict[str, dict[str, int]] = {}
+    settled: dict[str, str] = {}
     for coverage in ordered:  # the one with the latest day last, so its revisions win
         for rel, digests in coverage.episodes.items():
             have = episodes.setdefault(rel, [])
             have += [digest for digest in digests if digest not in have]
         files.update(coverage.files)
         read.update(coverage.read)
-    return Coverage(ordered[-1].through, files, episodes, read)
+        # Each machine's file carries what it read of the others too, so a day's count is the largest
+        # any machine noted (never a sum, which would count a double run twice), and settled the latest day.
+        for rel, days in coverage.added.items():
+            ledger = added.setdefault(rel, {})
+            for day, count in days.items():
+                ledger[day] = max(ledger.get(day, 0), count)
+        for rel, day in coverage.settled.items():
+            settled[rel] = max(settled.get(rel, ""), day)
+    return Coverage(ordered[-1].through, files, episodes, read, added, settled)
 
 
 def _parse(data: Any) -> Coverage:

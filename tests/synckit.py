@@ -22,6 +22,7 @@ import time
 import urllib.request
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -101,6 +102,10 @@ class Syncthing:
             "fsWatcherEnabled": True, "fsWatcherDelayS": 1, "rescanIntervalS": 10,
         })
 
+    def pause(self, paused: bool = True) -> None:
+        """Take the folder offline on this machine (or bring it back): nothing is sent or received meanwhile."""
+        self.rest("PATCH", f"/rest/config/folders/{FOLDER}", {"paused": paused})
+
     def idle(self) -> bool:
         """Whether the folder is scanned and pulled, with nothing left to fetch from the peer."""
         status = self.rest("GET", f"/rest/db/status?folder={FOLDER}")
@@ -148,9 +153,14 @@ def tree(root: Path) -> dict[str, bytes]:
     for top in ("knowledge", "episodes", ".wolfmem"):
         for path in sorted((root / top).rglob("*")):
             rel = path.relative_to(root).as_posix()
-            if path.is_file() and ".syncthing." not in rel and not path.name.endswith(".tmp"):
+            if path.is_file() and ".syncthing." not in rel and not _local(path.name):
                 out[rel] = path.read_bytes()
     return out
+
+
+def _local(name: str) -> bool:
+    """A file STIGNORE keeps on its machine (a backup curation made, a displaced version, a temporary file)."""
+    return name.endswith((".tmp", ".bak", "~")) or ".wolfmem-displaced-" in name
 
 
 def converged(pair: tuple[Syncthing, Syncthing], a: Path, b: Path, quiet: float = 3.0, timeout: float = 120) -> None:
@@ -177,6 +187,11 @@ class Machine:
                     "WOLFMEM_SCHEDULE_CURATE": "off", "WOLFMEM_SCHEDULE_AUDIT": "off",
                     "WOLFMEM_SCHEDULE_DIGEST": "off", **(env or {})}
         self.daemon: subprocess.Popen[bytes] | None = None
+
+    def set_clock(self, moment: datetime, shim: Path) -> None:
+        """Move this machine's clock: every wolfmem process started from now on lives at `moment` onwards."""
+        offset = moment.timestamp() - time.time()
+        self.env.update(LD_PRELOAD=f"{shim}:{LIBFAKETIME}", FAKETIME=f"{offset:+.0f}", FAKETIME_DONT_FAKE_MONOTONIC="1")
 
     def cli(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "wolfmem", *args, "--vault", str(self.root)], cwd=REPO,
@@ -228,6 +243,41 @@ def conflict_copies(root: Path) -> list[str]:
 
     return sorted(path.relative_to(root).as_posix() for top in ("knowledge", "episodes")
                   for path in (root / top).rglob("*") if is_conflict_copy(path.relative_to(root).as_posix()))
+
+
+LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+# libfaketime 0.9.10 with FAKETIME_DONT_FAKE_MONOTONIC fails Python's time.sleep (clock_nanosleep on the
+# monotonic clock) with EINVAL, and with the monotonic clock faked every timed lock wait (sem_clockwait, which
+# it does not wrap) waits the offset too. So only the wall clock is moved, and this shim, preloaded first,
+# hands monotonic sleeps straight to the kernel.
+_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+int clock_nanosleep(clockid_t id, int flags, const struct timespec *req, struct timespec *rem) {
+    if (id == CLOCK_MONOTONIC)
+        return syscall(SYS_clock_nanosleep, id, flags, req, rem) == 0 ? 0 : errno;
+    static int (*next)(clockid_t, int, const struct timespec *, struct timespec *);
+    if (!next) next = dlsym(RTLD_NEXT, "clock_nanosleep");
+    return next(id, flags, req, rem);
+}
+"""
+
+
+def have_faketime() -> bool:
+    return LIBFAKETIME.exists() and shutil.which("cc") is not None
+
+
+def clock_shim(folder: Path) -> Path:
+    """Build the monotonic-sleep shim that goes before libfaketime in LD_PRELOAD (see _SHIM)."""
+    source, library = folder / "ftshim.c", folder / "ftshim.so"
+    source.write_text(_SHIM)
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", str(library), str(source), "-ldl"], check=True,
+                   capture_output=True)
+    return library
 
 
 def have_engines() -> bool:

@@ -322,3 +322,17 @@ def test_a_lost_lease_file_does_not_make_a_period_run_again(vault, machines):
 def _days(since: date | None, last: date) -> list[date]:
     start = since or last
     return [start + timedelta(days=n) for n in range((last - start).days + 1)]
+
+
+def test_a_machine_back_from_days_away_waits_for_its_engine_before_taking_over(vault, machines):
+    a, b = machines("a"), machines("b")
+    a.due(NOW)
+    b.due(NOW + timedelta(hours=1))  # b's daemon runs and sees a curate
+    back = NOW + timedelta(hours=49)  # b's laptop was closed for two days; a's news has not reached it yet
+    (first,) = b.due(back)
+    assert first.status == "skipped" and "was away" in first.summary
+    (still,) = b.due(back + timedelta(minutes=30))  # a heartbeat later: still within the grace
+    assert still.status == "skipped"
+    (taken,) = b.due(back + timedelta(hours=1, minutes=5))  # nothing came: a really is silent
+    assert taken.status == "ok"
+    assert f"took over from {a.runner.lease.machine}" in b.runner.status(back + timedelta(hours=2))["lease"]

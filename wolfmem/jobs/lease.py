@@ -12,6 +12,9 @@ sees the others' files seconds or days late, so no file in the vault can be a lo
    itself as curator, saying whom it took over from, which `wolfmem status` shows on every machine.
 3. **Timestamps from the future are not trusted**: a sign of life counts no later than when this machine
    first saw it (plus SKEW_TOLERANCE), so a clock running ahead cannot lock the others out for longer.
+   **Nor is a view gathered while away**: a machine whose own checks are more than AWAY apart (a laptop
+   closed for two days) saw nothing of the curator meanwhile, so once back it waits RETURN_GRACE for its
+   sync engine to deliver before it takes over.
 4. **Taking over on a shared filesystem is atomic**: the append goes through the writer, whose transform
    judges the record once more, so of two machines that find the curator silent the second skips. Under
    a sync engine both may append before either sees the other's line; the latest choice then wins on
@@ -37,6 +40,7 @@ from typing import Any
 
 from wolfmem.errors import WolfmemError
 from wolfmem.jobs.leaserules import (
+    AWAY,
     CLAIM_HORIZON,
     LEASE_REL,
     SKEW_TOLERANCE,
@@ -64,6 +68,7 @@ CURATOR_REL = ".wolfmem/curator.jsonl"
 MACHINES = ".wolfmem/machines"
 OBSERVED = "lease:observed"  # state records: when this machine first saw the curator's sign of life as it is,
 REMEMBERED = "lease:done"  # and the latest period done per job it has ever read
+PRESENT = "lease:present"  # and when it last checked, and when it last came back from being away
 
 
 class _Held(Exception):
@@ -201,7 +206,7 @@ class LeaseFile:
     def check(self, now: datetime) -> LeaseCheck:
         """May this machine run curation now? Yes if it curates, none does, or the curator went silent."""
         lease = self.read()
-        return judge(lease, self.machine, now, self.hours, self._seen_since(lease, now))
+        return judge(lease, self.machine, now, self.hours, self._seen_since(lease, now), self.present(now))
 
     def acquire(self, now: datetime) -> LeaseCheck:
         """Run as curator: become it if none is, or the curator went silent (announced); the check made."""
@@ -223,13 +228,14 @@ class LeaseFile:
     def _update(self, now: datetime, claim: tuple[str, str] | None, *, insist: bool) -> LeaseCheck:
         now = aware(now)
         lease = self.read()
-        check = judge(lease, self.machine, now, self.hours, self._seen_since(lease, now))
+        back = self.present(now)
+        check = judge(lease, self.machine, now, self.hours, self._seen_since(lease, now), back)
         if insist and not check.ok:
             raise _Held(check)
         if check.ok and (lease is None or lease.machine != self.machine):
             why = "the first machine to curate" if lease is None else \
                 f"took over from {lease.machine}, silent since {show(lease.last_run)}"
-            check = self._append(Choice(now, self.machine, why), now)
+            check = self._append(Choice(now, self.machine, why), now, back)
             # A takeover is news (status says it on every machine); the first choice is routine.
             log.log(logging.INFO if lease is None else logging.WARNING, "this machine (%s) now curates the vault: %s",
                     self.machine, why)
@@ -243,7 +249,7 @@ class LeaseFile:
         self.writer.put(self.own_rel, json.dumps(mine.to_dict(), indent=2) + "\n", cause=Cause.LEASE, backup=False)
         return check
 
-    def _append(self, choice: Choice, judged_at: datetime | None) -> LeaseCheck:
+    def _append(self, choice: Choice, judged_at: datetime | None, back: datetime | None = None) -> LeaseCheck:
         """Append a choice to the curator record; with `judged_at`, only if no other curator is fresh then.
 
         The transform judges the record it is handed once more: on a shared filesystem, of two machines
@@ -254,7 +260,7 @@ class LeaseFile:
             lease, latest = view.lease(), view.latest()
             check = LeaseCheck(True, choice.why, lease)
             if judged_at is not None:
-                check = judge(lease, self.machine, judged_at, self.hours, self._seen_since(lease, judged_at))
+                check = judge(lease, self.machine, judged_at, self.hours, self._seen_since(lease, judged_at), back)
                 if not check.ok:
                     raise _Held(check)
             # A choice comes after the one it replaces, even when that one was stamped by a clock running ahead.
@@ -284,6 +290,26 @@ class LeaseFile:
             log.info("cannot keep when the lease was first seen (%s); counting from now", exc)
         return aware(now)
 
+    def present(self, now: datetime, *, note: bool = True) -> datetime | None:
+        """Note that this machine checks the curator now; when it last came back from being away (None: never).
+
+        Away means its previous check was more than AWAY ago: a daemon checks at every heartbeat. A gap right
+        after a return does not start another one: a machine that checks once a day waits once, not forever.
+        """
+        now = aware(now)
+        try:
+            record = self.state.run_record(PRESENT) or {}
+            last = aware(datetime.fromisoformat(record["at"])) if record.get("at") else None
+            back = aware(datetime.fromisoformat(record["back"])) if record.get("back") else None
+            if last is not None and now - last > AWAY and back != last:
+                back = now
+            if note:
+                self.state.put_run_record(PRESENT, {"at": now.isoformat(), "back": back and back.isoformat()})
+        except (WolfmemError, ValueError, KeyError, TypeError) as exc:
+            log.info("cannot keep when this machine last checked the curator (%s); not counted as away", exc)
+            return None
+        return back
+
     def _remembered(self) -> dict[str, str]:
         try:
             record = self.state.run_record(REMEMBERED) or {}
@@ -309,7 +335,7 @@ class LeaseFile:
             return {"holder": None, "this_machine": self.machine, "fresh": False, "last_run": None, "expires": None,
                     "problems": list(view.problems)}
         seen = self._seen_since(lease, now)
-        check = judge(lease, self.machine, now, self.hours, seen)
+        check = judge(lease, self.machine, now, self.hours, seen, self.present(now, note=False))
         ahead = lease.last_run - seen
         return {
             "holder": lease.machine,

@@ -14,6 +14,10 @@ from typing import Any
 
 SKEW_TOLERANCE = timedelta(minutes=10)
 CLAIM_HORIZON = timedelta(days=7)
+# A machine whose own checks are this far apart was away (closed, offline, stopped); once back, it gives its
+# sync engine RETURN_GRACE to bring what the curator did meanwhile before it judges the curator silent.
+AWAY = timedelta(hours=3)  # far longer than a daemon's heartbeat (5 minutes by default)
+RETURN_GRACE = timedelta(hours=1)
 LEASE_REL = ".wolfmem/lease.json"  # the shared lease file of before: read, never written
 
 _DAY, _MONTH, _WEEK = re.compile(r"^\d{4}-\d{2}-\d{2}$"), re.compile(r"^\d{4}-\d{2}$"), re.compile(r"^\d{4}-W\d{2}$")
@@ -107,8 +111,10 @@ def _valid_done(raw: Any, problems: list[str]) -> dict[str, str]:
     return done
 
 
-def judge(lease: Lease | None, machine: str, now: datetime, hours: float, seen_since: datetime) -> LeaseCheck:
-    """May `machine` run the leased jobs at `now`? (rules 1 and 2; `seen_since`: when it first saw this lease)."""
+def judge(lease: Lease | None, machine: str, now: datetime, hours: float, seen_since: datetime,
+          back: datetime | None = None) -> LeaseCheck:
+    """May `machine` run the leased jobs at `now`? (rules 1 to 3; `seen_since`: when it first saw this lease,
+    `back`: when it last came back from being away, if it ever was)."""
     if lease is None:
         return LeaseCheck(True, "no usable lease; this machine takes it", None)
     if lease.machine == machine:
@@ -120,6 +126,13 @@ def judge(lease: Lease | None, machine: str, now: datetime, hours: float, seen_s
     expires = renewed + timedelta(hours=hours)
     skew = f" (its timestamp was {span(ahead)} ahead of this machine's clock, so it is not trusted)" \
         if ahead > SKEW_TOLERANCE else ""
+    if now >= expires and back is not None and now < aware(back) + RETURN_GRACE:
+        # Its view of the curator is as old as its absence: the engine may not have delivered the news yet.
+        wait = aware(back) + RETURN_GRACE
+        return LeaseCheck(False, f"{lease.machine} curates this vault and looks silent, but this machine was away "
+                                 f"until {show(back)}: it waits until {show(wait)} for the sync engine to bring the "
+                                 "curator's latest runs; to move curation here now, run `wolfmem curator take`",
+                          lease, wait)
     if now >= expires:
         return LeaseCheck(True, f"{lease.machine}'s lease went stale at {show(expires)}{skew}; "
                                 "this machine takes over", lease, expires)

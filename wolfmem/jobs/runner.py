@@ -59,6 +59,7 @@ class JobRunner:
         """Run each overdue job once (collapsing missed periods into one run); return what was attempted."""
         # Every machine publishes what it wrote, so the one that curates can tell it from hand edits.
         self.services.provenance.publish()
+        self.lease.present(now)  # a heartbeat is this machine watching: a long gap between two means it was away
         results = []
         for name in JOB_NAMES:
             result = self.run_scheduled(name, now)

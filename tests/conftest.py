@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,16 @@ def memory(vault: Path, config: Config) -> Iterator[Memory]:
     """A Memory over the vault fixture."""
     with Memory(vault, config) as mem:
         yield mem
+
+
+class Clock:
+    """A clock a test moves by hand (pass it as `clock=` to Memory)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.02) -> object:

@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import filelock
 import pytest
-from conftest import UNCHANGED
+from conftest import UNCHANGED, Clock
 from fakellm import FakeLLM
 
 from wolfmem import Memory
@@ -32,16 +32,6 @@ SEEDS = [
 ]
 # The last hand line is also the evidence (since the last run) that backs "Tom lives in Oslo".
 HAND = ["- Tom plays chess on Sundays.", "- Tom's sister is called Ana.", "- Tom moved to Oslo in November."]
-
-
-class Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

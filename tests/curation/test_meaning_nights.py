@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import UNCHANGED
+from conftest import UNCHANGED, Clock
 
 from wolfmem import Memory
 from wolfmem.core.facts import fact_key
@@ -31,14 +31,6 @@ SAVED = [
     ("Tom lives in Berlin.", "Tom"),
 ]
 HAND = "- Tom plays chess on Sundays."
-
-
-class Clock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @pytest.fixture

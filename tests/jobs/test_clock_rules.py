@@ -7,7 +7,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import run_cli
+from conftest import Clock, run_cli
 from leasekit import published
 
 from wolfmem import Config, Memory
@@ -20,16 +20,6 @@ TZ = ZoneInfo("Europe/Berlin")
 
 def at(day: str, hhmm: str = "07:00") -> datetime:
     return datetime.fromisoformat(f"{day}T{hhmm}").replace(tzinfo=TZ)
-
-
-class Clock:
-    """A clock a test sets by hand."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def fake_runner(vault: Path, tmp_path: Path, clock: Clock, runs: list[JobRun]) -> JobRunner:

@@ -41,12 +41,12 @@ from wolfmem.core.untrusted import quote_untrusted
 from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
+from wolfmem.curation.markup import MAX_REASONS
 from wolfmem.curation.meaning import Subject, Subjects, about, novel_values, recharactered, supports, text_key
 from wolfmem.storage.archive import Reason
 
 PROTECTION_DAYS = 30
 QUOTE_CHARS = 80
-MAX_REASONS = 5
 _MARKER = re.compile(r"^\s*(?:[-*+>]|\d{1,3}[.)])\s+")
 
 

@@ -27,7 +27,7 @@ _WEB = re.compile(r"(?i)^(?:https?://|mailto:|#)")
 _HTML = re.compile(r"<!--|<\s*/?\s*[A-Za-z][A-Za-z0-9-]*(?:\s[^>]*)?/?\s*>")
 _SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
 _FRONT_MATTER = re.compile(r"^\ufeff?---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
-MAX_REASONS = 5
+MAX_REASONS = 5  # reasons listed for one refused rewrite (markup's and the change check's)
 
 
 def _front(text: str) -> str:

@@ -16,8 +16,8 @@ from conftest import wait_until
 from wolfmem import Memory
 from wolfmem.search.watcher import Watcher
 from wolfmem.storage.exchange import DISPLACED_MARK, displaced_name, displaced_parts
+from wolfmem.storage.keeping import MAX_KEPT
 from wolfmem.storage.vault import content_hash
-from wolfmem.storage.writer import MAX_KEPT
 
 PEOPLE = "knowledge/people.md"
 

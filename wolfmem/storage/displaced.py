@@ -34,8 +34,9 @@ from wolfmem.core.markdown import split_lines
 from wolfmem.core.merge import merge3
 from wolfmem.errors import StorageError, WolfmemError
 from wolfmem.storage.exchange import DISPLACED_MARK, displaced_parts
+from wolfmem.storage.keeping import KEEP_SECONDS
 from wolfmem.storage.vault import content_hash
-from wolfmem.storage.writer import KEEP_SECONDS, Cause, Edit, VaultWriter
+from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ from wolfmem.core.markdown import content_lines
 from wolfmem.core.merge import choose_base, merge3
 from wolfmem.storage.archive import Archive, ArchivedFact, Reason
 from wolfmem.storage.conflicts import SyncConflicts
-from wolfmem.storage.history import HAND_EDIT, History
+from wolfmem.storage.history import HAND_EDIT, History, Version
 from wolfmem.storage.state import StateStore, line_hash
 from wolfmem.storage.vault import content_hash, source_of
-from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
+from wolfmem.storage.writer import CAS_SECONDS, Cause, Edit, VaultWriter, Written
 
 log = logging.getLogger(__name__)
 
@@ -133,11 +133,24 @@ class Reconciler:
 
     def _check(self, rel: str, data: bytes) -> list[Repair]:
         """Repair what an outside write to rel (now holding `data`) dropped."""
+        if self._unrecorded(rel, data) is None:
+            return []
+        # Decided under the file's lock: a write holds it from its exchange until its version is recorded,
+        # so a version that landed a moment ago is never taken for an outside write, nor is an outside write
+        # over it judged against the version before it (and a person's stale buffer noted as "kept everything").
+        with self.writer.vault.lock(rel, timeout=CAS_SECONDS):
+            data = self.writer.vault.read_or_empty(rel)
+            latest = self._unrecorded(rel, data)
+            return [] if latest is None else self._check_locked(rel, data, latest)
+
+    def _unrecorded(self, rel: str, data: bytes) -> Version | None:
+        """The newest recorded version of rel when `data` is not it: None when it is, or nothing is recorded."""
         if not data:
-            return []  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
+            return None  # missing or empty for a moment (an editor's rename or truncate): the next look sees it
         latest = self.history.latest(rel)
-        if latest is None or latest.revision == content_hash(data):
-            return []  # nothing recorded to protect, or wolfmem's own write (or one seen already)
+        return latest if latest is not None and latest.revision != content_hash(data) else None
+
+    def _check_locked(self, rel: str, data: bytes, latest: Version) -> list[Repair]:
         previous = self.history.data(latest.id)
         try:
             theirs = data.decode("utf-8")

@@ -24,10 +24,8 @@ landed write is logged and remembered (`last_index_error`), and the next sync ca
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
-import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -46,7 +44,8 @@ from wolfmem.errors import (
 )
 from wolfmem.storage.confine import Spot
 from wolfmem.storage.exchange import atomic_write, displaced_name, replace_if_unchanged
-from wolfmem.storage.history import History
+from wolfmem.storage.history import History, Version
+from wolfmem.storage.keeping import KeptVersions
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import Vault, content_hash, is_indexable
 
@@ -58,12 +57,10 @@ T = TypeVar("T")
 CAS_SECONDS = 9.0
 # The folders whose every version history keeps: the bases a merge of an outside write needs.
 VERSIONED = ("knowledge/", "episodes/")
+# How many repairs of an outside write one write waits for before it gives up (VaultBusy): more than any person makes.
+MAX_REPAIRS_PER_WRITE = 8
 # How long a knowledge file that had content may read as missing or empty before a write believes it:
 # vim renames the file away before writing a new one, nano truncates it then writes. About 2 s in all.
-# A version a write displaced is kept until nothing has written to it for this long (storage/displaced.py),
-# and at most MAX_KEPT untouched ones of a file are kept at once (a burst of saves against a slow writer).
-KEEP_SECONDS = 2.0
-MAX_KEPT = 16
 SETTLE_DELAYS = (0.01, 0.02, 0.04, 0.08, 0.15, 0.2, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25)
 
 
@@ -143,6 +140,7 @@ class VaultWriter:
         self.history = history
         self.clock = clock
         self.reindex = reindex
+        self.kept = KeptVersions(vault, state, history)
         self.on_stage: Callable[[Stage, str], None] | None = None
         # Called with a knowledge file's bytes when they are not the newest version history holds (an
         # outside write); True when it rewrote the file (storage/reconcile.py puts dropped lines back).
@@ -202,8 +200,9 @@ class VaultWriter:
                                 on_commit(written)
                             return written
                         current = found[0]
-                        if found[0] != found[1] or not _appended(expected, current) or time.monotonic() > deadline:
-                            break
+                        if (found[0] != found[1] or not _appended(expected, current) or time.monotonic() > deadline
+                                or (not expected and self._is_foreign(rel, current))):
+                            break  # an editor's new file where none was read is checked first (_read_settled)
                         # Only appended to since the read (a log, a script): redone here at once, still holding the
                         # lock, since backing off lets a writer that appends every few ms win every race.
                         self._stage(Stage.READ, rel)
@@ -273,67 +272,36 @@ class VaultWriter:
 
     def _recent_inodes(self, rel: str) -> set[int]:
         try:
-            return self.state.recent_inodes(rel)
+            return self.kept.recent_inodes(rel)
         except StorageError as exc:  # the write goes on; only the inode guarantee is weaker this time
             self.last_bookkeeping_error = f"{rel}: {exc}"
             return set()
 
     def _note_identity(self, rel: str, spot: Spot, kept: str | None, held: bytes) -> None:
-        """Record the new inode and the displaced one, keep the displaced file, drop older untouched ones."""
-        inodes = [os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False).st_ino]
-        if kept is not None:
-            try:
-                inodes.append(os.stat(kept, dir_fd=spot.folder, follow_symlinks=False).st_ino)
-            except FileNotFoundError:
-                kept = None  # the filesystem could not keep it: the exchange deleted it, as before
-        folder = rel.rpartition("/")[0]
         try:
-            self.state.note_inodes(rel, inodes)
-            if kept is None:
-                return
-            # Held empty: a writer truncated the file and has not written yet; what it held before is the
-            # newest recorded version, which the merge must keep too (the save built on the empty file).
-            prior = self._newest_recorded(rel) if not held else b""
-            self.state.add_displaced(f"{folder}/{kept}", rel, held, prior)
-            self._supersede(rel, spot, f"{folder}/{kept}")
+            self.kept.note(rel, spot, kept, held)
         except StorageError as exc:
             # Not recorded: the kept file is still found by its name (`displaced.py`), only its base is unknown.
             self.last_bookkeeping_error = f"{rel}: {exc}"
             log.warning("%s was written, but the version it displaced was not recorded (%s)", rel, exc)
 
-    def _supersede(self, rel: str, spot: Spot, newest: str) -> None:
-        """Delete older kept versions of rel nobody wrote to, once past the grace period or beyond MAX_KEPT.
-
-        One within its grace period may still be held open by a writer about to write (nano on a slow
-        disk truncates, then writes seconds later), so only the cap overrides the grace period.
-        """
-        now, untouched = time.time(), []
-        for other, (path, base, _prior) in self.state.displaced().items():
-            if path != rel or other == newest or other.rpartition("/")[0] != newest.rpartition("/")[0]:
-                continue
-            name = other.rpartition("/")[2]
-            try:
-                found = os.stat(name, dir_fd=spot.folder, follow_symlinks=False)
-                if self.vault.read_bytes(other) == base:
-                    untouched.append((max(found.st_mtime, found.st_ctime), name, other))
-            except FileNotFoundError:
-                self.state.drop_displaced(other)
-        untouched.sort()
-        for number, (changed, name, other) in enumerate(untouched):
-            if now - changed >= KEEP_SECONDS or len(untouched) - number >= MAX_KEPT:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(name, dir_fd=spot.folder)
-                self.state.drop_displaced(other)
-
-    def _newest_recorded(self, rel: str) -> bytes:
-        """The newest version history holds of rel (b"" when none), before this write is recorded."""
-        latest = self.history.latest(rel)
-        return (self.history.data(latest.id) or b"") if latest is not None else b""
-
     def _read_settled(self, rel: str, cause: Cause) -> bytes:
-        """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines."""
+        """The file's bytes once no editor is mid-write, after any repair of an outside write that dropped lines.
+
+        A repair is read back and checked again: an editor may have written its buffer over it at once.
+        """
+        for _repair in range(MAX_REPAIRS_PER_WRITE):
+            data = self._read_present(rel)
+            if not data or cause is Cause.MERGE or self.on_foreign is None or not self._is_foreign(rel, data):
+                return data
+            if not self.on_foreign(rel, data):
+                return data  # an ordinary edit (now recorded), or one changed again: the exchange compares
+        raise VaultBusy(f"{rel} kept being overwritten while wolfmem put its lines back; try again")
+
+    def _read_present(self, rel: str) -> bytes:
+        """The file's bytes, waiting out an editor's moment with the file renamed away or truncated."""
         data = self._read(rel)
-        if not data and rel.startswith(VERSIONED) and self._had_content(rel):
+        if not data and self._had_content(rel):
             for delay in SETTLE_DELAYS:
                 self.pause(delay)
                 data = self._read(rel)
@@ -341,26 +309,22 @@ class VaultWriter:
                     break
             else:
                 log.info("%s stayed missing or empty for %.1f s; writing it anew", rel, sum(SETTLE_DELAYS))
-        foreign = data and cause is not Cause.MERGE and self.on_foreign is not None and self._is_foreign(rel, data)
-        if foreign and self.on_foreign is not None and self.on_foreign(rel, data):
-            data = self._read(rel)
         return data
 
     def _had_content(self, rel: str) -> bool:
-        try:
-            latest = self.history.latest(rel)
-        except StorageError:
-            return False
+        latest = self._latest(rel)
         return latest is not None and latest.size > 0
 
     def _is_foreign(self, rel: str, data: bytes) -> bool:
-        if not rel.startswith(VERSIONED):
-            return False
-        try:
-            latest = self.history.latest(rel)
-        except StorageError:
-            return False
+        latest = self._latest(rel)
         return latest is not None and latest.revision != content_hash(data)
+
+    def _latest(self, rel: str) -> Version | None:
+        """The newest version history holds of a versioned file (None: none, not versioned, or unreadable)."""
+        try:
+            return self.history.latest(rel) if rel.startswith(VERSIONED) else None
+        except StorageError:
+            return None
 
     def _read(self, rel: str) -> bytes:
         try:

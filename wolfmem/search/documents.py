@@ -54,22 +54,26 @@ def facts_of(rel: str, text: str, first_seen: Mapping[str, str] | None = None) -
     docs: list[FactDoc] = []
     occurrences: dict[str, int] = {}
     for fact in facts:
-        digest = _text_digest(fact.text)
+        digest = text_digest(fact.text)
         occurrences[digest] = occurrences.get(digest, 0) + 1
         key = fact_key(fact.text)
-        docs.append(
-            FactDoc(
-                doc_id=f"{rel}#{digest}.{occurrences[digest]}",
-                path=rel,
-                source=source,
-                section=fact.section,
-                line=fact.line,
-                text=fact.text,
-                date=day or archived.get(fact.line) or first_seen.get(key, ""),
-                key=key,
-            )
-        )
+        date = day or archived.get(fact.line) or first_seen.get(key, "")
+        docs.append(fact_doc(rel, source, fact, occurrences[digest], date))
     return docs
+
+
+def fact_doc(rel: str, source: str, fact: markdown.Fact, occurrence: int, date: str) -> FactDoc:
+    """The index document of one fact, the `occurrence`-th line of its text in the file (1 for the first)."""
+    return FactDoc(
+        doc_id=f"{rel}#{text_digest(fact.text)}.{occurrence}",
+        path=rel,
+        source=source,
+        section=fact.section,
+        line=fact.line,
+        text=fact.text,
+        date=date,
+        key=fact_key(fact.text),
+    )
 
 
 def _archived_facts(facts: Sequence[markdown.Fact]) -> tuple[list[markdown.Fact], dict[int, str]]:
@@ -87,7 +91,7 @@ def _archived_facts(facts: Sequence[markdown.Fact]) -> tuple[list[markdown.Fact]
 
 
 @functools.lru_cache(maxsize=16384)
-def _text_digest(text: str) -> str:
+def text_digest(text: str) -> str:
     """A fact's id within its file (remembered like fact_key: a save re-ids only the lines it changed)."""
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 

@@ -23,6 +23,7 @@ from whoosh.writing import IndexingError
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
 from wolfmem.search import scoring
 from wolfmem.search.folder import IndexFolder
+from wolfmem.search.increment import Change
 from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
@@ -138,6 +139,22 @@ class FactIndex:
                 removed -= superseded
             self._replace(docs_by_path, removed, entries)
             return superseded
+
+    def apply_change(self, path: str, change: Change, entry: ManifestEntry, expected: str) -> bool:
+        """Apply one file's line-diff change (`search.increment`) if the index still holds revision `expected`.
+
+        False, with nothing written, when another commit indexed another version of the file meanwhile.
+        """
+        with self.writing():
+            self.open()
+            assert self._folder.ix is not None and self.catalog is not None
+            if self.catalog.revision(path) != expected:
+                return False
+            if change.removed or change.added:
+                self._write(set(), {*change.removed, *(doc.doc_id for doc in change.added)}, list(change.added))
+            rows = [DocRow(doc.doc_id, doc.line, doc.digest) for doc in change.added]
+            return self.catalog.commit_shift(path, entry, expected, change.removed, change.after_line, change.delta,
+                                             rows)
 
     def _replace(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from wolfmem.errors import IndexDamaged, OutsideVault, StorageError
-from wolfmem.search import parallel
+from wolfmem.search import increment, parallel
 from wolfmem.search.documents import (
     RACY_WINDOW_NS,
     UNREADABLE,
@@ -115,6 +116,9 @@ class Syncer:
         # Called, outside the vault lock, with the files whose content a sync found changed (not by this
         # Syncer's own writes, which are indexed as they land); Memory wires the reconcile of outside writes.
         self.on_changed: Callable[[list[str]], None] | None = None
+        # The text and documents this process last indexed of a few big files, for `reindex_text`'s line diff.
+        self._indexed: dict[str, increment.Indexed] = {}
+        self._indexed_guard = threading.Lock()  # reindex_text runs under one file's lock: threads write others
 
     @property
     def manifest_path(self) -> Path:
@@ -297,11 +301,42 @@ class Syncer:
         return (stat.st_mtime_ns, stat.st_size) == (old.mtime_ns, old.size) and content_hash(data) == old.revision
 
     def reindex_text(self, rel: str, data: bytes) -> None:
-        """Index bytes wolfmem itself just wrote, under the caller's lock of that file, with no re-read."""
+        """Index bytes wolfmem itself just wrote, under the caller's lock of that file, with no re-read.
+
+        When this process indexed the file's previous text, only the lines that changed are indexed
+        (`search.increment`); otherwise, or when that cannot be exact, the file is built whole.
+        """
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
-        self.index.replace_files({rel: self._facts(rel, text or "")}, [], {rel: entry})
+        with self._indexed_guard:
+            before = self._indexed.pop(rel, None)
+        if text is not None and not note and before is not None and self._apply_change(rel, before, entry, text):
+            return
+        docs = self._facts(rel, text or "")
+        self.index.replace_files({rel: docs}, [], {rel: entry})
+        if text is not None and not note and len(docs) >= increment.MIN_FACTS:
+            self._remember(rel, increment.Indexed(entry.revision, text, tuple(docs)))
+
+    def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> bool:
+        """Index only the lines of rel that changed since `before`; whether that was possible (and done)."""
+        seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
+        found = increment.change(before, entry.revision, text, seen, self.clock().date().isoformat(), rel)
+        if found is None:
+            return False
+        change, new = found
+        if new:
+            self.state.note_first_seen(rel, new, self.clock().date().isoformat())
+        if not self.index.apply_change(rel, change, entry, before.revision):
+            return False
+        self._remember(rel, change.indexed)
+        return True
+
+    def _remember(self, rel: str, indexed: increment.Indexed) -> None:
+        with self._indexed_guard:
+            self._indexed[rel] = indexed
+            while len(self._indexed) > increment.FILES:
+                self._indexed.pop(next(iter(self._indexed)))
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""

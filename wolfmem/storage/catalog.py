@@ -13,6 +13,7 @@ that owns it rebuilds both from the files.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import sqlite3
 import threading
 import time
@@ -155,52 +156,109 @@ class Catalog(Store):
         Only rows that changed are written; a run of facts that only moved (lines inserted above
         them) is shifted by one UPDATE, so a save to a big file costs about as much as to a small one.
         """
-        with self._guard:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                generation = self._current_generation()
-                for path, entry in entries.items():
-                    if entry is None:
-                        db.execute("DELETE FROM files WHERE path = ?", (path,))
-                        db.execute("DELETE FROM docs WHERE path = ?", (path,))
-                    else:
-                        db.execute(
-                            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                            (path, entry.mtime_ns, entry.size, entry.revision, entry.checked_ns, entry.skipped),
-                        )
-                written = {}
-                for path, given in docs.items():
-                    new = {row.doc_id: row for row in given}
-                    _apply(db, path, self._rows(path, generation), new)
-                    written[path] = new
-                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('synced_at', ?)", (int(time.time()),))
-                db.execute("COMMIT")
-            except BaseException:
-                rollback(db)
-                self._recent.clear()
-                raise
-            if self._manifest_generation == generation:
-                # The manifest this process holds was current just before this commit: apply it there
-                # too, so the next sync does not read every file's entry back.
-                manifest = {**self._manifest, **{path: e for path, e in entries.items() if e is not None}}
-                for path, entry in entries.items():
-                    if entry is None:
-                        manifest.pop(path, None)
-                self._manifest, self._manifest_generation = manifest, generation + 1
-            for path, (seen, rows) in list(self._recent.items()):
-                # Rows remembered as current just before this commit stay current after it.
-                if (path in entries and entries[path] is None) or seen != generation:
-                    del self._recent[path]
+        with self._guard, self._transaction() as (db, generation):
+            for path, entry in entries.items():
+                if entry is None:
+                    db.execute("DELETE FROM files WHERE path = ?", (path,))
+                    db.execute("DELETE FROM docs WHERE path = ?", (path,))
                 else:
-                    self._recent[path] = (generation + 1, rows)
-            for path, new in written.items():
-                if len(new) >= _RECENT_MIN_ROWS:
-                    self._recent[path] = (generation + 1, new)
-                    self._recent.move_to_end(path)
-            while len(self._recent) > _RECENT_FILES:
-                self._recent.popitem(last=False)
+                    _put_entry(db, path, entry)
+            written = {}
+            for path, given in docs.items():
+                new = {row.doc_id: row for row in given}
+                _apply(db, path, self._rows(path, generation), new)
+                written[path] = new
+        self._committed(generation, entries, written)
+
+    @guarded
+    def revision(self, path: str) -> str | None:
+        """The revision the catalog records for one file, read now (None: not indexed)."""
+        with self._guard:
+            row = self._db.execute("SELECT revision FROM files WHERE path = ?", (path,)).fetchone()
+        return row[0] if row else None
+
+    @guarded
+    def commit_shift(
+        self, path: str, entry: ManifestEntry, expected: str, removed: Iterable[str], after_line: int, delta: int,
+        added: Iterable[DocRow],
+    ) -> bool:
+        """In one transaction, if the file's recorded revision is still `expected`: drop the `removed` rows,
+        move the rows below `after_line` by `delta` lines, add `added`, and set the file's entry.
+
+        False (nothing changed) when another commit recorded another revision of the file meanwhile.
+        """
+        try:
+            with self._guard, self._transaction() as (db, generation):
+                row = db.execute("SELECT revision FROM files WHERE path = ?", (path,)).fetchone()
+                if row is None or row[0] != expected:
+                    raise _Stale
+                db.executemany("DELETE FROM docs WHERE doc_id = ?", ((doc_id,) for doc_id in removed))
+                if delta:
+                    db.execute("UPDATE docs SET line = line + ? WHERE path = ? AND line > ?", (delta, path, after_line))
+                db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)",
+                               ((row.doc_id, path, row.line, row.digest) for row in added))
+                _put_entry(db, path, entry)
+        except _Stale:
+            return False
+        self._recent.pop(path, None)  # its rows are read back when a whole build next needs them
+        self._committed(generation, {path: entry}, {})
+        return True
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[tuple[sqlite3.Connection, int]]:
+        """One write transaction (under the guard): the connection and the generation it starts from, bumped."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db, self._current_generation()
+            _bump(db)
+            db.execute("COMMIT")
+        except BaseException:
+            rollback(db)
+            self._recent.clear()
+            raise
+
+    def _committed(
+        self, generation: int, entries: Mapping[str, ManifestEntry | None], written: Mapping[str, dict[str, DocRow]],
+    ) -> None:
+        """After this process committed over `generation`: keep what it holds of the manifest and rows current."""
+        if self._manifest_generation == generation:
+            # The manifest this process holds was current just before this commit: apply it there
+            # too, so the next sync does not read every file's entry back.
+            manifest = {**self._manifest, **{path: e for path, e in entries.items() if e is not None}}
+            for path, entry in entries.items():
+                if entry is None:
+                    manifest.pop(path, None)
+            self._manifest, self._manifest_generation = manifest, generation + 1
+        for path, (seen, rows) in list(self._recent.items()):
+            # Rows remembered as current just before this commit stay current after it.
+            if (path in entries and entries[path] is None) or seen != generation:
+                del self._recent[path]
+            else:
+                self._recent[path] = (generation + 1, rows)
+        for path, new in written.items():
+            if len(new) >= _RECENT_MIN_ROWS:
+                self._recent[path] = (generation + 1, new)
+                self._recent.move_to_end(path)
+        while len(self._recent) > _RECENT_FILES:
+            self._recent.popitem(last=False)
+
+
+class _Stale(Exception):
+    """The file's recorded revision is not the one a change was worked out from."""
+
+
+def _put_entry(db: sqlite3.Connection, path: str, entry: ManifestEntry) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
+        (path, entry.mtime_ns, entry.size, entry.revision, entry.checked_ns, entry.skipped),
+    )
+
+
+def _bump(db: sqlite3.Connection) -> None:
+    """Mark a change: every process re-reads what it holds of the catalog."""
+    db.execute("UPDATE meta SET value = value + 1 WHERE key = 'generation'")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('synced_at', ?)", (int(time.time()),))
 
 
 # A shift of fewer rows than this is cheaper as row-by-row upserts.

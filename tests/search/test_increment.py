@@ -1,0 +1,117 @@
+"""A write's index change from its line diff gives exactly what building the file whole gives, or nothing.
+
+`increment.change` is checked against `documents.dated_facts` on random edits of random markdown
+(sections, repeats, code fences, paragraphs, setext underlines, CRLF), and end to end: after saves and
+edits through a real Memory, the index and catalog hold what a fresh rebuild of the same files holds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wolfmem import Config, Memory
+from wolfmem.core import markdown
+from wolfmem.search import increment
+from wolfmem.search.documents import dated_facts
+from wolfmem.storage.vault import content_hash
+
+REL = "knowledge/people.md"
+TODAY = "2026-12-02"
+
+LINES = st.sampled_from([
+    "- Sarah leads the data team.", "- Tom lives in Berlin.", "- Ana works from Porto.", "- Tom lives in Berlin.",
+    "## Sarah", "## Tom", "", "Plain paragraph line.", "```", "- in a fence?", "---", "===", "> quoted fact",
+    "- task two", "  indented continuation", "| a | b |", "| - | - |",
+])
+TEXTS = st.lists(LINES, min_size=0, max_size=40).map(lambda lines: "# People\n\n" + "\n".join(lines) + "\n")
+
+
+def _edit(text: str, at: int, remove: int, insert: list[str]) -> str:
+    lines = markdown.lines_of(text)
+    at = min(at, len(lines))
+    return "".join([*lines[:at], *(line + "\n" for line in insert), *lines[at + remove:]])
+
+
+def _full(text: str, seen: dict[str, str]) -> list[tuple[object, ...]]:
+    docs, _new = dated_facts(REL, text, seen, TODAY)
+    return [(d.doc_id, d.line, d.section, d.text, d.date, d.key) for d in docs]
+
+
+@settings(max_examples=250, deadline=None)
+@given(TEXTS, st.integers(0, 45), st.integers(0, 3), st.lists(LINES, max_size=3), st.booleans(), st.booleans())
+def test_a_change_is_exactly_the_whole_build_or_none(
+    text: str, at: int, remove: int, insert: list[str], crlf: bool, forget_one: bool,
+) -> None:
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    seen_docs, _ = dated_facts(REL, text, {}, "2026-11-01")
+    seen = {doc.key: doc.date for doc in seen_docs}
+    if forget_one and seen:
+        seen.pop(next(iter(seen)))  # a day never recorded: only the whole build may date it
+    before = increment.Indexed(content_hash(text.encode()), text, tuple(dated_facts(REL, text, seen, "2026-11-01")[0]))
+    after = _edit(text, at, remove, insert)
+
+    found = increment.change(before, content_hash(after.encode()), after, seen, TODAY, REL)
+
+    if found is None:
+        return
+    change, new = found
+    assert [(d.doc_id, d.line, d.section, d.text, d.date, d.key) for d in change.indexed.docs] == _full(after, seen)
+    assert new == dated_facts(REL, after, seen, TODAY)[1]
+    kept = {doc.doc_id for doc in before.docs} - set(change.removed)
+    assert kept | {doc.doc_id for doc in change.added} == {doc.doc_id for doc in change.indexed.docs}
+
+
+def test_an_insert_into_a_big_section_is_a_small_change() -> None:
+    text = "# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(500))
+    docs = tuple(dated_facts(REL, text, {}, TODAY)[0])
+    seen = {doc.key: TODAY for doc in docs}
+    after = _edit(text, 100, 0, ["- Item new uses port 9."])
+
+    found = increment.change(increment.Indexed("r", text, docs), "s", after, seen, TODAY, REL)
+
+    assert found is not None
+    change, new = found
+    assert change.removed == () and [doc.text for doc in change.added] == ["Item new uses port 9."]
+    assert (change.after_line, change.delta) == (100, 1)
+    assert len(new) == 1
+
+
+def _index_state(memory: Memory) -> tuple[dict[str, tuple[int, str]], list[tuple[str, str, str]]]:
+    """The catalog's rows of the file, and the documents Whoosh stores for it."""
+    index = memory.index
+    index.open()
+    assert index.catalog is not None and index._folder.ix is not None
+    rows = {doc_id: (row.line, row.digest) for doc_id, row in index.catalog.doc_rows(REL).items()}
+    with index._folder.ix.searcher() as searcher:
+        stored = sorted((doc["doc_id"], doc["text"], doc["date"]) for doc in searcher.documents(path=REL))
+    return rows, stored
+
+
+def test_saves_and_edits_leave_the_index_as_a_rebuild_would(tmp_path: Path) -> None:
+    config = Config(state_dir=str(tmp_path / "state"))
+    with Memory(tmp_path / "vault", config) as memory:
+        path = memory.vault.root / REL
+        path.write_text("# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(200)))
+        memory.sync()
+        changes = []
+        original = memory.index.apply_change
+
+        def counted(*args: object, **kwargs: object) -> bool:
+            done = original(*args, **kwargs)  # type: ignore[arg-type]
+            changes.append(done)
+            return done
+
+        memory.index.apply_change = counted  # type: ignore[method-assign]
+        for n in range(5):
+            memory.save(f"Service {n} listens on port {7000 + n}.", type="people", topic="Stack")
+        memory.save("Tom runs the port audit.", type="people", topic="Tom")
+        memory.update(memory.search("Service 2 listens")[0].ref, "Service 2 listens on port 7102.")
+        memory.forget(memory.search("Service 3 listens")[0].ref, "decommissioned")
+        assert changes.count(True) >= 6  # the saves took the line diff, not a whole build
+        incremental = _index_state(memory)
+        memory.reindex()
+        assert _index_state(memory) == incremental

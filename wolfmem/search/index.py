@@ -23,6 +23,7 @@ from whoosh.writing import IndexingError
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
 from wolfmem.search import scoring
 from wolfmem.search.folder import IndexFolder
+from wolfmem.search.lines import LineMaps
 from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
@@ -36,7 +37,7 @@ from wolfmem.search.schema import (
     hit,
     split_sources,
 )
-from wolfmem.search.segments import WORKER_SCRATCH
+from wolfmem.search.segments import WORKER_SCRATCH, document_number, stored_fields
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class FactIndex:
         self._masks: dict[str, np.ndarray] = {}
         self._frequencies_of: object = None
         self._frequencies: dict[tuple[str, str], int] = {}
+        self._lines = LineMaps()
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -262,11 +264,17 @@ class FactIndex:
                  for term, value in (bonus or {}).items() for field, weight in weights.items() if weight > 0]
         searcher = self._folder.current_searcher()
         with self._folder.reading():
-            chosen, mask = split_sources(searcher, filters)
+            chosen, mask = split_sources(lambda source: self.doc_frequency("source", source), filters)
             wanted = filter_query(chosen)
             best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
                                 self._docs(searcher, wanted), self._docs(searcher, mask), extra)
-            return self._placed([(searcher.stored_fields(number), score) for number, score in best])[:limit]
+            found = stored_fields(searcher, [number for number, _ in best])
+        assert self.catalog is not None
+        maps = self._lines.of(self.catalog, {result["path"] for result in found})
+        placed = [hit(result, score, maps[result["path"]].line_of[result["doc_id"]])
+                  for result, (_, score) in zip(found, best, strict=True)
+                  if result["doc_id"] in maps[result["path"]].line_of]  # not a crashed writer's leftover
+        return placed[:limit]
 
     def _docs(self, searcher, query: wq.Query | None) -> np.ndarray | None:
         """The documents a filter or mask query matches, kept for as long as this searcher is current."""
@@ -294,14 +302,8 @@ class FactIndex:
     def near_all(self, hits: Sequence[IndexHit], span: int) -> dict[str, list[tuple[str, int]]]:
         """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""
         assert self.catalog is not None
-        by_path: dict[str, list[IndexHit]] = {}
-        for one in hits:
-            by_path.setdefault(one.path, []).append(one)
-        found = {}
-        for path, inside in by_path.items():  # one read per file, however many of its facts are hits
-            facts = self.catalog.at_lines(path, (h.line + step for h in inside for step in range(-span, span + 1)))
-            found.update({h.doc_id: run_of(facts, h.line, span) for h in inside})
-        return found
+        maps = self._lines.of(self.catalog, (one.path for one in hits))
+        return {one.doc_id: run_of(maps[one.path].fact_at, one.line, span) for one in hits}
 
     def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:
         """The stored facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
@@ -309,9 +311,9 @@ class FactIndex:
         found = {}
         with self._folder.reading():
             for doc_id, line in lines.items():
-                number = searcher.document_number(doc_id=doc_id)
+                number = document_number(searcher, "doc_id", doc_id)
                 if number is not None:
-                    found[doc_id] = hit(searcher.stored_fields(number), 0.0, line)
+                    found[doc_id] = hit(stored_fields(searcher, [number])[0], 0.0, line)
         return found
 
     def count(self) -> int:

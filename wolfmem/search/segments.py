@@ -4,10 +4,11 @@ own for each worker that writes a segment."""
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -15,7 +16,7 @@ from whoosh import index as whoosh_index
 from whoosh import scoring
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
-from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
+from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader, TermNotFound
 from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
@@ -72,6 +73,42 @@ def prime(reader: IndexReader, fields: Iterable[str]) -> None:
         reader.stored_fields(0)
         for field in fields:
             reader.doc_field_length(0, field)
+
+
+def stored_fields(searcher: Searcher, numbers: Sequence[int]) -> list[dict[str, Any]]:
+    """The stored fields of these document numbers, read straight from each segment's column.
+
+    Whoosh's reader copies each document's fields through a check against the schema (a third of
+    the read); every field wolfmem stores is in the schema, as an index of an older one is rebuilt.
+    """
+    leaves = searcher.reader().leaf_readers()
+    starts = [offset for _, offset in leaves]
+    found = []
+    for number in numbers:
+        reader, offset = leaves[bisect.bisect_right(starts, number) - 1]
+        found.append(reader._perdoc.stored_fields(number - offset))
+    return found
+
+
+def document_number(searcher: Searcher, field: str, text: str) -> int | None:
+    """The first live document holding a term meant to be unique (an id), or None.
+
+    A term one posting holds names its document in its statistics (`min_id`), so the posting list
+    is read (a matcher built) only for a term some segment holds more than once.
+    """
+    for reader, offset in searcher.reader().leaf_readers():
+        try:
+            info = reader.term_info(field, text)
+        except TermNotFound:
+            continue
+        if info.doc_frequency() == 1:
+            number = info.min_id()
+            if not reader.is_deleted(number):
+                return offset + number
+            continue
+        for number in reader.postings(field, text).all_ids():  # a reader's postings skip deleted documents
+            return offset + number
+    return None
 
 
 def _weighting() -> scoring.WeightingModel:

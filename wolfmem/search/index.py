@@ -37,7 +37,7 @@ from wolfmem.search.schema import (
     hit,
     split_sources,
 )
-from wolfmem.search.segments import WORKER_SCRATCH, document_number, stored_fields
+from wolfmem.search.segments import WORKER_SCRATCH, document_number, number_near, stored_fields
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,8 @@ class FactIndex:
         self._frequencies_of: object = None
         self._frequencies: dict[tuple[str, str], int] = {}
         self._lines = LineMaps()
+        # The document numbers of the last search's hits by file and line, and the searcher they are of.
+        self._numbers: tuple[object, dict[str, dict[int, int]]] = (None, {})
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -271,9 +273,13 @@ class FactIndex:
             found = stored_fields(searcher, [number for number, _ in best])
         assert self.catalog is not None
         maps = self._lines.of(self.catalog, {result["path"] for result in found})
-        placed = [hit(result, score, maps[result["path"]].line_of[result["doc_id"]])
-                  for result, (_, score) in zip(found, best, strict=True)
-                  if result["doc_id"] in maps[result["path"]].line_of]  # not a crashed writer's leftover
+        placed, numbers = [], {}
+        for result, (number, score) in zip(found, best, strict=True):
+            line = maps[result["path"]].line_of.get(result["doc_id"])
+            if line is not None:  # else a crashed writer's leftover
+                placed.append(hit(result, score, line))
+                numbers.setdefault(result["path"], {})[line] = number
+        self._numbers = (searcher, numbers)
         return placed[:limit]
 
     def _docs(self, searcher, query: wq.Query | None) -> np.ndarray | None:
@@ -308,11 +314,16 @@ class FactIndex:
     def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:
         """The stored facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
         searcher = self._folder.current_searcher()
+        of, numbers = self._numbers
         found = {}
         with self._folder.reading():
             for doc_id, line in lines.items():
-                number = document_number(searcher, "doc_id", doc_id)
-                if number is not None:
+                # A neighbour of the last search's hits is found from their numbers, without a lookup by id.
+                near = numbers.get(doc_id.rpartition("#")[0], {}) if of is searcher else {}
+                guessed = number_near(searcher, doc_id, line, near)
+                if guessed is not None:
+                    found[doc_id] = hit(guessed[1], 0.0, line)
+                elif (number := document_number(searcher, "doc_id", doc_id)) is not None:
                     found[doc_id] = hit(stored_fields(searcher, [number])[0], 0.0, line)
         return found
 

@@ -8,7 +8,7 @@ import bisect
 import mmap
 import os
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -108,6 +108,23 @@ def document_number(searcher: Searcher, field: str, text: str) -> int | None:
             continue
         for number in reader.postings(field, text).all_ids():  # a reader's postings skip deleted documents
             return offset + number
+    return None
+
+
+def number_near(searcher: Searcher, doc_id: str, line: int, known: Mapping[int, int]) -> tuple[int, dict] | None:
+    """A fact's document number and stored fields, guessed from facts of its file whose numbers are known.
+
+    A file's facts are added in line order, so the fact k lines below a known one is often k numbers
+    after it. `known` maps lines of the fact's file to document numbers; a guess counts only when
+    the document there is live and holds this id, else None (a lookup by id then finds it).
+    """
+    reader = searcher.reader()
+    for near in sorted(known, key=lambda at: abs(at - line))[:2]:
+        guess = known[near] + line - near
+        if 0 <= guess < reader.doc_count_all() and not reader.is_deleted(guess):
+            fields = stored_fields(searcher, [guess])[0]
+            if fields["doc_id"] == doc_id:
+                return guess, fields
     return None
 
 

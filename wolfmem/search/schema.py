@@ -199,8 +199,11 @@ def split_sources(holding: Callable[[str], int], filters: Filters) -> tuple[Filt
     left_out = [source for source in SOURCES if source not in filters.sources]
     if not filters.sources or not left_out:
         return dataclasses.replace(filters, sources=()), None
-    if sum(map(holding, left_out)) >= sum(map(holding, filters.sources)):
+    masked = sum(map(holding, left_out))
+    if masked >= sum(map(holding, filters.sources)):
         return filters, None
+    if not masked:  # no fact (live or deleted) is of a left-out source: nothing to filter or mask
+        return dataclasses.replace(filters, sources=()), None
     return dataclasses.replace(filters, sources=()), wq.Or([wq.Term("source", source) for source in left_out])
 
 

@@ -273,7 +273,8 @@ class FactIndex:
             found = stored_fields(searcher, [number for number, _ in best])
         assert self.catalog is not None
         maps = self._lines.of(self.catalog, {result["path"] for result in found})
-        placed, numbers = [], {}
+        placed: list[IndexHit] = []
+        numbers: dict[str, dict[int, int]] = {}
         for result, (number, score) in zip(found, best, strict=True):
             line = maps[result["path"]].line_of.get(result["doc_id"])
             if line is not None:  # else a crashed writer's leftover

@@ -86,7 +86,7 @@ def stored_fields(searcher: Searcher, numbers: Sequence[int]) -> list[dict[str, 
     found = []
     for number in numbers:
         reader, offset = leaves[bisect.bisect_right(starts, number) - 1]
-        found.append(reader._perdoc.stored_fields(number - offset))
+        found.append(cast(SegmentReader, reader)._perdoc.stored_fields(number - offset))
     return found
 
 
@@ -101,11 +101,11 @@ def document_number(searcher: Searcher, field: str, text: str) -> int | None:
             info = reader.term_info(field, text)
         except TermNotFound:
             continue
-        if info.doc_frequency() == 1:
-            number = info.min_id()
-            if not reader.is_deleted(number):
-                return offset + number
-            continue
+        first = info.min_id()
+        if info.doc_frequency() == 1 and first is not None:
+            if not reader.is_deleted(first):
+                return offset + first
+            continue  # a deleted copy: the live one, if any, is in a later segment
         for number in reader.postings(field, text).all_ids():  # a reader's postings skip deleted documents
             return offset + number
     return None

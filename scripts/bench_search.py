@@ -90,15 +90,17 @@ def side_by_side(memory: Memory, fts: Fts5, queries: Sequence[str], rounds: int)
 
 
 # -- the conversations vault --------------------------------------------------------
-def conversation_turns(facts: int) -> tuple[list[eval_locomo.Turn], list[str]]:
+def conversation_turns(facts: int, data: Path) -> tuple[list[eval_locomo.Turn], list[str]]:
     """LoCoMo and LongMemEval dev turns repeated on shifted years up to `facts`, and their questions."""
+    if not (data / "locomo-dev").is_dir():
+        sys.exit(f"no LoCoMo conversations in {data}/locomo-dev: pass --data")
     turns: list[eval_locomo.Turn] = []
     questions: list[str] = []
-    for path in sorted((DATA / "locomo-dev").glob("*.json")):
+    for path in sorted((data / "locomo-dev").glob("*.json")):
         conversation = eval_locomo.load(path)
         turns += conversation.turns
         questions += [q.text for q in conversation.questions]
-    for path in sorted((DATA / "longmemeval-dev").glob("*.json"))[:20]:
+    for path in sorted((data / "longmemeval-dev").glob("*.json"))[:20]:
         item = eval_longmemeval.load(path)
         turns += [eval_locomo.Turn(f"{item.qid}:{t.dia_id}", t.session, t.when, t.text[:2000]) for t in item.turns]
         questions.append(item.text)
@@ -177,6 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, nargs="+", default=[10_000])
     parser.add_argument("--rounds", type=int, default=2, help="times each query set is asked")
+    parser.add_argument("--data", type=Path, default=DATA, help="the folder of locomo-dev and longmemeval-dev")
     args = parser.parse_args(argv)
     print("| facts | vault | queries | wolfmem CPU p50 ms | FTS5 CPU p50 ms | CPU ratio | wall p50 ms (ratio) |")
     print("|---:|---|---|---:|---:|---:|---|")
@@ -184,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for facts in args.facts:
         with tempfile.TemporaryDirectory(prefix="wolfmem-bench-search-") as tmp:
             work = Path(tmp)
-            turns, real = conversation_turns(facts)
+            turns, real = conversation_turns(facts, args.data)
             files, _ = eval_locomo.episode_files(turns)
             (work / "conv" / "episodes").mkdir(parents=True)
             for rel, text in files.items():

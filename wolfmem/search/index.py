@@ -24,6 +24,7 @@ from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
 from wolfmem.search import scoring
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.increment import Change
+from wolfmem.search.lines import LineMaps
 from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
@@ -37,7 +38,7 @@ from wolfmem.search.schema import (
     hit,
     split_sources,
 )
-from wolfmem.search.segments import WORKER_SCRATCH
+from wolfmem.search.segments import WORKER_SCRATCH, document_number, number_near, stored_fields
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,9 @@ class FactIndex:
         self._masks: dict[str, np.ndarray] = {}
         self._frequencies_of: object = None
         self._frequencies: dict[tuple[str, str], int] = {}
+        self._lines = LineMaps()
+        # The document numbers of the last search's hits by file and line, and the searcher they are of.
+        self._numbers: tuple[object, dict[str, dict[int, int]]] = (None, {})
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -141,15 +145,12 @@ class FactIndex:
             return superseded
 
     def apply_change(self, path: str, change: Change, entry: ManifestEntry, expected: str) -> bool:
-        """Apply one file's line-diff change (`search.increment`) if the index still holds revision `expected`.
-
-        False, with nothing written, when another commit indexed another version of the file meanwhile.
-        """
+        """Apply a file's line-diff change (`search.increment`) if the index holds revision `expected`, else False."""
         with self.writing():
             self.open()
             assert self._folder.ix is not None and self.catalog is not None
             if self.catalog.revision(path) != expected:
-                return False
+                return False  # another commit indexed another version meanwhile: nothing written
             if change.removed or change.added:
                 self._write(set(), {*change.removed, *(doc.doc_id for doc in change.added)}, list(change.added))
             rows = [DocRow(doc.doc_id, doc.line, doc.digest) for doc in change.added]
@@ -279,11 +280,22 @@ class FactIndex:
                  for term, value in (bonus or {}).items() for field, weight in weights.items() if weight > 0]
         searcher = self._folder.current_searcher()
         with self._folder.reading():
-            chosen, mask = split_sources(searcher, filters)
+            chosen, mask = split_sources(lambda source: self.doc_frequency("source", source), filters)
             wanted = filter_query(chosen)
             best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
                                 self._docs(searcher, wanted), self._docs(searcher, mask), extra)
-            return self._placed([(searcher.stored_fields(number), score) for number, score in best])[:limit]
+            found = stored_fields(searcher, [number for number, _ in best])
+        assert self.catalog is not None
+        maps = self._lines.of(self.catalog, {result["path"] for result in found})
+        placed: list[IndexHit] = []
+        numbers: dict[str, dict[int, int]] = {}
+        for result, (number, score) in zip(found, best, strict=True):
+            line = maps[result["path"]].line_of.get(result["doc_id"])
+            if line is not None:  # else a crashed writer's leftover
+                placed.append(hit(result, score, line))
+                numbers.setdefault(result["path"], {})[line] = number
+        self._numbers = (searcher, numbers)
+        return placed[:limit]
 
     def _docs(self, searcher, query: wq.Query | None) -> np.ndarray | None:
         """The documents a filter or mask query matches, kept for as long as this searcher is current."""
@@ -311,24 +323,23 @@ class FactIndex:
     def near_all(self, hits: Sequence[IndexHit], span: int) -> dict[str, list[tuple[str, int]]]:
         """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""
         assert self.catalog is not None
-        by_path: dict[str, list[IndexHit]] = {}
-        for one in hits:
-            by_path.setdefault(one.path, []).append(one)
-        found = {}
-        for path, inside in by_path.items():  # one read per file, however many of its facts are hits
-            facts = self.catalog.at_lines(path, (h.line + step for h in inside for step in range(-span, span + 1)))
-            found.update({h.doc_id: run_of(facts, h.line, span) for h in inside})
-        return found
+        maps = self._lines.of(self.catalog, (one.path for one in hits))
+        return {one.doc_id: run_of(maps[one.path].fact_at, one.line, span) for one in hits}
 
     def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:
         """The stored facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
         searcher = self._folder.current_searcher()
+        of, numbers = self._numbers
         found = {}
         with self._folder.reading():
             for doc_id, line in lines.items():
-                number = searcher.document_number(doc_id=doc_id)
-                if number is not None:
-                    found[doc_id] = hit(searcher.stored_fields(number), 0.0, line)
+                # A neighbour of the last search's hits is found from their numbers, without a lookup by id.
+                near = numbers.get(doc_id.rpartition("#")[0], {}) if of is searcher else {}
+                guessed = number_near(searcher, doc_id, line, near)
+                if guessed is not None:
+                    found[doc_id] = hit(guessed[1], 0.0, line)
+                elif (number := document_number(searcher, "doc_id", doc_id)) is not None:
+                    found[doc_id] = hit(stored_fields(searcher, [number])[0], 0.0, line)
         return found
 
     def count(self) -> int:

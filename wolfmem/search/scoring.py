@@ -165,11 +165,12 @@ def _selected(
         deleted = reader.deleted_docs_set
         if deleted:
             live[np.fromiter(deleted, dtype=np.int64, count=len(deleted))] = False
-        if allowed is not None:
-            live &= allowed[offset: offset + size]
-        if masked is not None:
-            live &= ~masked[offset: offset + size]
         found = np.flatnonzero(live)
+        # The filters are looked up for the documents found only, not over the whole segment.
+        if allowed is not None:
+            found = found[allowed[found + offset]]
+        if masked is not None:
+            found = found[~masked[found + offset]]
         numbers.append(found + offset)
         scores.append(total[found])
     if not numbers:

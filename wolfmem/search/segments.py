@@ -4,10 +4,11 @@ own for each worker that writes a segment."""
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -15,7 +16,7 @@ from whoosh import index as whoosh_index
 from whoosh import scoring
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
-from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
+from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader, TermNotFound
 from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
@@ -72,6 +73,59 @@ def prime(reader: IndexReader, fields: Iterable[str]) -> None:
         reader.stored_fields(0)
         for field in fields:
             reader.doc_field_length(0, field)
+
+
+def stored_fields(searcher: Searcher, numbers: Sequence[int]) -> list[dict[str, Any]]:
+    """The stored fields of these document numbers, read straight from each segment's column.
+
+    Whoosh's reader copies each document's fields through a check against the schema (a third of
+    the read); every field wolfmem stores is in the schema, as an index of an older one is rebuilt.
+    """
+    leaves = searcher.reader().leaf_readers()
+    starts = [offset for _, offset in leaves]
+    found = []
+    for number in numbers:
+        reader, offset = leaves[bisect.bisect_right(starts, number) - 1]
+        found.append(cast(SegmentReader, reader)._perdoc.stored_fields(number - offset))
+    return found
+
+
+def document_number(searcher: Searcher, field: str, text: str) -> int | None:
+    """The first live document holding a term meant to be unique (an id), or None.
+
+    A term one posting holds names its document in its statistics (`min_id`), so the posting list
+    is read (a matcher built) only for a term some segment holds more than once.
+    """
+    for reader, offset in searcher.reader().leaf_readers():
+        try:
+            info = reader.term_info(field, text)
+        except TermNotFound:
+            continue
+        first = info.min_id()
+        if info.doc_frequency() == 1 and first is not None:
+            if not reader.is_deleted(first):
+                return offset + first
+            continue  # a deleted copy: the live one, if any, is in a later segment
+        for number in reader.postings(field, text).all_ids():  # a reader's postings skip deleted documents
+            return offset + number
+    return None
+
+
+def number_near(searcher: Searcher, doc_id: str, line: int, known: Mapping[int, int]) -> tuple[int, dict] | None:
+    """A fact's document number and stored fields, guessed from facts of its file whose numbers are known.
+
+    A file's facts are added in line order, so the fact k lines below a known one is often k numbers
+    after it. `known` maps lines of the fact's file to document numbers; a guess counts only when
+    the document there is live and holds this id, else None (a lookup by id then finds it).
+    """
+    reader = searcher.reader()
+    for near in sorted(known, key=lambda at: abs(at - line))[:2]:
+        guess = known[near] + line - near
+        if 0 <= guess < reader.doc_count_all() and not reader.is_deleted(guess):
+            fields = stored_fields(searcher, [guess])[0]
+            if fields["doc_id"] == doc_id:
+                return guess, fields
+    return None
 
 
 def _weighting() -> scoring.WeightingModel:

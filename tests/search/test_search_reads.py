@@ -1,0 +1,100 @@
+"""A search's reads kept between searches give the ranking a fresh look gives, through edits from any process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wolfmem import Config, Memory
+from wolfmem.search.index import FactIndex
+from wolfmem.search.schema import FactDoc
+from wolfmem.search.segments import document_number, stored_fields
+from wolfmem.storage.catalog import Catalog
+
+QUERIES = ["budget harbour", "puppy name", "What did Ann say about the harbour budget?", "Biscuit", "tea coffee"]
+
+
+def fact(path: str, line: int, text: str) -> FactDoc:
+    return FactDoc(f"{path}#{line}", path, path.split("/", 1)[0], "S", line, text, "2024-01-01")
+
+
+def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: Path) -> None:
+    index = FactIndex(tmp_path / "index")
+    for n in range(3):  # three commits, three segments; each replaces some facts of the one before
+        index.replace_files({f"episodes/2024-01-0{m}.md": [fact(f"episodes/2024-01-0{m}.md", line, f"v{n} f{line}")
+                                                           for line in range(1, 4 + n)] for m in range(1, 2 + n)}, [])
+    searcher = index._folder.current_searcher()
+    assert len(searcher.reader().leaf_readers()) > 1 and searcher.reader().has_deletions()
+    ids = [fields["doc_id"] for _, fields in searcher.iter_docs()]
+    for doc_id in ids:
+        number = document_number(searcher, "doc_id", doc_id)
+        assert number == searcher.document_number(doc_id=doc_id)
+        assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
+    assert document_number(searcher, "doc_id", "episodes/2024-01-09.md#1") is None
+    index.close()
+
+
+def day(vault: Path, when: str, lines: list[str]) -> None:
+    text = "\n".join([f"# {when}", "", "## 10:00 — chat", *[f"- {line}" for line in lines]]) + "\n"
+    (vault / "episodes" / f"{when}.md").write_text(text, "utf-8")
+
+
+def seed(vault: Path) -> None:
+    (vault / "episodes").mkdir(exist_ok=True)
+    day(vault, "2024-01-01", ["Ann: What did you name the new puppy?", "Bo: We called him Biscuit.",
+                              "Ann: the harbour budget is late", "Bo: tea or coffee at the harbour?"])
+    day(vault, "2024-01-02", ["Ann: the budget for the harbour was approved", "Bo: Biscuit chewed the budget",
+                              *[f"Ann: small talk {n}" for n in range(6)]])
+
+
+def ranked(memory: Memory) -> list[list[tuple[str, int, str, float]]]:
+    return [[(h.path, h.line, h.text, h.score) for h in memory.search(q)] for q in QUERIES]
+
+
+def fresh(vault: Path, config: Config) -> list[list[tuple[str, int, str, float]]]:
+    """What a process that kept nothing between searches ranks (its own index handle, empty caches)."""
+    with Memory(vault, config) as other:
+        return ranked(other)
+
+
+def test_a_watching_process_ranks_as_a_fresh_one_through_line_shifts_and_edits(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        memory.watch()
+        assert ranked(memory) == fresh(vault, config)
+        # Lines inserted above every fact: only the catalog's lines move, the Whoosh segments do not.
+        text = (vault / "episodes" / "2024-01-01.md").read_text("utf-8")
+        (vault / "episodes" / "2024-01-01.md").write_text(text.replace("## 10:00", "intro\n\nmore\n\n## 10:00"))
+        shifted = ranked(memory)
+        assert shifted == fresh(vault, config)
+        assert any(line > 6 for hits in shifted for path, line, _, _ in hits if path.endswith("01-01.md"))
+        day(vault, "2024-01-02", ["Bo: Biscuit chewed the budget", "Ann: harbour harbour budget"])
+        assert ranked(memory) == fresh(vault, config)
+
+
+def test_another_process_moving_lines_is_seen_by_the_next_search(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        before = {h.text: h.line for h in memory.search("Biscuit")}
+        text = (vault / "episodes" / "2024-01-02.md").read_text("utf-8")
+        (vault / "episodes" / "2024-01-02.md").write_text(text.replace("## 10:00", "x\n\ny\n\n## 10:00"))
+        with Memory(vault, config) as other:
+            other.sync()  # the other process re-indexes; this one's next search finds nothing to re-read
+        after = {h.text: h.line for h in memory.search("Biscuit")}
+    assert after["Bo: Biscuit chewed the budget"] == before["Bo: Biscuit chewed the budget"] + 4
+
+
+def test_a_search_in_an_unchanged_index_reads_no_file_rows(memory: Memory, vault: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    seed(vault)
+    memory.watch()
+    memory.search("budget harbour")
+    reads: list[str] = []
+    rows = Catalog.doc_rows
+    monkeypatch.setattr(Catalog, "doc_rows", lambda self, path: reads.append(path) or rows(self, path))
+    memory.search("budget harbour")
+    assert reads == []
+    day(vault, "2024-01-03", ["Ann: the harbour budget again"])
+    memory.search("budget harbour")
+    assert "episodes/2024-01-01.md" in reads  # a commit changed the generation: every file's rows are read anew

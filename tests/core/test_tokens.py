@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from whoosh.analysis import StemmingAnalyzer
 
 from wolfmem.core.tokens import STOP_WORDS, content_stems, stem, tokens
 
@@ -31,18 +30,27 @@ def test_tokens(text: str, expected: list[str]) -> None:
     assert tokens(text) == expected
 
 
-@pytest.mark.parametrize("word", ["deploys", "preferences", "running", "managers", "cats"])
-def test_stem_matches_whoosh_analyzer(word: str) -> None:
-    analyzed = [t.text for t in StemmingAnalyzer()(word)]
-    assert analyzed == [stem(word)]
+@pytest.mark.parametrize(
+    "forms",
+    [
+        ("jog", "jogging", "jogged"),  # Whoosh's Porter gave "jogg": it never undoubles
+        ("plan", "planned", "planning"),
+        ("organize", "organized", "organizing"),  # ... nor adds back -ize's e ("organiz")
+        ("motivate", "motivated"),
+        ("deploy", "deploys"),
+        ("manager", "managers"),
+    ],
+)
+def test_stem_joins_the_forms_of_a_word(forms: tuple[str, ...]) -> None:
+    assert len({stem(form) for form in forms}) == 1
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("What did Sarah say about deploys?", ["sarah", "sai", "deploi"]),
+        ("What did Sarah say about deploys?", ["sarah", "say", "deploy"]),
         ("I prefer conventional commits", ["prefer", "convent", "commit"]),
-        ("Uses Python 3.11", ["us", "python", "3.11"]),
+        ("Uses Python 3.11", ["use", "python", "3.11"]),
         ("the of and", []),
     ],
 )

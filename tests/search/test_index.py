@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
+from wolfmem.core.tokens import stem
 from wolfmem.search.folder import SCHEMA_VERSION
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc, Filters
@@ -47,6 +48,12 @@ def index(tmp_path: Path):
 
 def test_analyse_stems_and_drops_stop_words(index: FactIndex) -> None:
     assert index.analyse("Who are the managers of all the projects?") == ["manag", "project"]
+
+
+def test_analyse_stems_as_the_shared_stem(index: FactIndex) -> None:
+    # Query words and fact words meet only if both go through the one stemmer.
+    words = "jogging planned organized deploys preferences"
+    assert index.analyse(words) == [stem(word) for word in words.split()]
 
 
 def test_search_is_or_and_ranks_the_best_match_first(index: FactIndex) -> None:

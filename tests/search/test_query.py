@@ -84,3 +84,11 @@ def test_knowledge_hits_keep_their_section(memory: Memory, vault: Path) -> None:
     hits = memory.search("Who is my manager?")
     assert hits and hits[0].section == "Sarah (Manager)"
     assert hits[0].text == "Prefers short status updates"
+
+
+def test_a_word_finds_its_other_forms(vault: Path, memory: Memory) -> None:
+    # The question's "jogging" and the fact's "jog" are one stem (Whoosh's Porter split them).
+    chat_day(vault, "2024-05-20", ["User: I went for a 30-minute jog on Saturday", "User: I did yoga on Monday"])
+    memory.sync()
+    hits = memory.search("How many hours of jogging did I do?", limit=1)
+    assert [h.text for h in hits] == ["User: I went for a 30-minute jog on Saturday"]

@@ -1,11 +1,11 @@
-"""Word tokens and Porter stems shared by the search index and fact dedup."""
+"""Word tokens and Porter2 stems shared by the search index and fact dedup."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
 
-from whoosh.lang.porter import stem as _porter_stem
+from whoosh.lang.snowball.english import EnglishStemmer
 
 # Negations are stop words for search, but dedup reads them from `tokens()`
 # itself (see facts.py), so dropping them here never hides a "not".
@@ -48,9 +48,16 @@ def tokens(text: str) -> list[str]:
     return found
 
 
+# Porter2 (Snowball English), not Whoosh's `porter.stem`: that one anchors two of Porter's step-1b
+# rules at the word's start, so it never undoubles ("jogging" -> "jogg", "planned" -> "plann") nor
+# adds back the e of -ate/-ize ("organized" -> "organiz"), and a question's "jogging" missed the
+# fact's "jog" (on the LoCoMo and LongMemEval text 662 of Porter's word classes were split; BENCHMARKS.md).
+_STEMMER = EnglishStemmer()
+
+
 def stem(word: str) -> str:
-    """Porter stem of one lowercase word, identical to the Whoosh StemmingAnalyzer's."""
-    return _porter_stem(word)
+    """Porter2 stem of one lowercase word, as the search index's analyzer stems it."""
+    return _STEMMER.stem(word)
 
 
 def content_stems(text: str) -> list[str]:

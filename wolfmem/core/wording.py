@@ -29,8 +29,6 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from whoosh.lang.snowball.english import EnglishStemmer
-
 from wolfmem.core import tokens as text
 
 # Irregular verbs: base, then its past forms. A closed class, so a table; a lemmatiser library
@@ -63,13 +61,11 @@ _BASE_FORMS = {
     for form in forms.split(",")
 }
 
-_STEMMER = EnglishStemmer()
-
 
 @functools.lru_cache(maxsize=8192)
 def stem(token: str) -> str:
     """Porter2 stem of a lowercase token's base form ('wrote' -> 'write', 'focused' -> 'focus')."""
-    return _STEMMER.stem(_BASE_FORMS.get(token, token))
+    return text.stem(_BASE_FORMS.get(token, token))
 
 
 # A light verb is dropped when the next word is one of these: it then says no more than "is".

@@ -31,8 +31,8 @@ from wolfmem.storage.db import ASIDE, move_aside
 log = logging.getLogger(__name__)
 
 # 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
-# is split into words.
-SCHEMA_VERSION = 10
+# is split into words. 11: terms are Porter2 stems (core.tokens.stem), not Whoosh's Porter.
+SCHEMA_VERSION = 11
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 _OPEN_ATTEMPTS = 25

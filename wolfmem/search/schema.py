@@ -17,7 +17,7 @@ from whoosh import query as wq
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Token, Tokenizer
 from whoosh.fields import ID, TEXT, Schema
 
-from wolfmem.core.tokens import STOP_WORDS
+from wolfmem.core.tokens import STOP_WORDS, stem
 from wolfmem.storage.catalog import DocRow, ManifestEntry
 from wolfmem.storage.vault import SOURCES
 
@@ -143,7 +143,7 @@ def fact_analyzer():
         | LowercaseFilter()
         | _DottedParts()
         | StopFilter(stoplist=STOP_WORDS, minsize=1)
-        | StemFilter(cachesize=16384)
+        | StemFilter(stemfn=stem, cachesize=16384)
         | _CJKBigrams()
     )
 

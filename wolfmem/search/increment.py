@@ -17,6 +17,7 @@ The shortcut is taken only when it gives exactly what building the file whole gi
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -111,14 +112,7 @@ def _common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
 
 def _count_upto(items: Sequence[FactDoc] | Sequence[markdown.Fact], line: int) -> int:
     """How many of items (in line order) are on lines up to `line`."""
-    low, high = 0, len(items)
-    while low < high:
-        middle = (low + high) // 2
-        if items[middle].line <= line:
-            low = middle + 1
-        else:
-            high = middle
-    return low
+    return bisect.bisect_right(items, line, key=lambda item: item.line)
 
 
 def _moved(doc: FactDoc, delta: int) -> FactDoc:

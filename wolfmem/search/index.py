@@ -314,11 +314,7 @@ class FactIndex:
         """Hits at their current lines; facts the catalog does not know (a crashed writer's) are dropped."""
         assert self.catalog is not None
         lines = self.catalog.lines([result["doc_id"] for result, _ in results])
-        return [
-            hit(result, score, lines[result["doc_id"]])
-            for result, score in results
-            if result["doc_id"] in lines
-        ]
+        return [hit(result, score, lines[result["doc_id"]]) for result, score in results if result["doc_id"] in lines]
 
     def near_all(self, hits: Sequence[IndexHit], span: int) -> dict[str, list[tuple[str, int]]]:
         """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""

@@ -321,12 +321,13 @@ class Syncer:
     def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> bool:
         """Index only the lines of rel that changed since `before`; whether that was possible (and done)."""
         seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
-        found = increment.change(before, entry.revision, text, seen, self.clock().date().isoformat(), rel)
+        today = self.clock().date().isoformat()
+        found = increment.change(before, entry.revision, text, seen, today, rel)
         if found is None:
             return False
         change, new = found
         if new:
-            self.state.note_first_seen(rel, new, self.clock().date().isoformat())
+            self.state.note_first_seen(rel, new, today)
         if not self.index.apply_change(rel, change, entry, before.revision):
             return False
         self._remember(rel, change.indexed)

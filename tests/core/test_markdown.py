@@ -410,7 +410,7 @@ def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
 
     def checked(before, section, new_text, count):
         derived = real(before, section, new_text, count)
-        assert derived == markdown._scan_uncached(new_text)[0]
+        assert derived == markdown.scan_whole(new_text)[0]
         return derived
 
     with mock.patch.object(edits, "parse_after_insert", checked), contextlib.suppress(ValueError):
@@ -475,7 +475,7 @@ def test_a_section_parsed_from_its_last_bullet_equals_a_full_parse(body: str, bu
 
     def check(before, section, new_text, count):  # type: ignore[no-untyped-def]
         derived = real(before, section, new_text, count)
-        assert derived == markdown._scan_uncached(new_text)[0]
+        assert derived == markdown.scan_whole(new_text)[0]
         checked.append(True)
         return derived
 
@@ -489,13 +489,13 @@ def test_an_insert_into_a_big_section_parses_a_few_lines_not_the_section() -> No
     text = "# T\n\n## S\n" + "".join(f"- fact number {n}\n" for n in range(2000))
     parse(text)  # the save has parsed the file already, to route and dedup
     parsed_chars = []
-    real = markdown._scan_uncached
+    real = markdown.scan_whole
 
     def counting(source: str):  # type: ignore[no-untyped-def]
         parsed_chars.append(len(source))
         return real(source)
 
-    with mock.patch.object(markdown, "_scan_uncached", counting):
+    with mock.patch.object(markdown, "scan_whole", counting):
         new_text, line = add_fact(text, "Brand new fact", "S", "T")
     assert line == 2004 and sum(parsed_chars) < 200
     assert parse(new_text).facts[-1] == markdown.Fact("Brand new fact", 2004, "S")

@@ -65,6 +65,7 @@ class ParsedFile:
     sections: tuple[Section, ...]
     facts: tuple[Fact, ...]
     code: tuple[Fact, ...] = ()  # the worded lines of code blocks, stripped: searchable, never edited
+    title_line: int = 0  # 1-based line of the title's heading, 0 without one
 
     def searchable(self) -> list[Fact]:
         """Every line the index holds, in line order: the facts and the code lines."""
@@ -114,7 +115,7 @@ def newline_of(text: str) -> str:
     return match.group() if match else "\n"
 
 
-def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
+def scan_whole(text: str) -> tuple[ParsedFile, int]:
     """Parse text; also return the last line of its front matter (0 if none)."""
     # git's conflict markers are no markdown: emptied, they are neither facts nor (`=======`) headings.
     text = without_markers(text)
@@ -122,6 +123,7 @@ def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
     tokens = _md().parse(text[1:] if text.startswith(BOM) else text)
     lines = lines_of(text)
     title: str | None = None
+    title_line = 0
     front_end = 0
     in_body = False
     heads: list[tuple[int, str, bool]] = []  # (line, text, is_section) of top-level # and ##
@@ -138,7 +140,7 @@ def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
             content = tokens[i + 1].content.strip()
             heads.append((start + 1, content, tok.markup == "##"))
             if tok.markup == "#" and title is None:
-                title = content
+                title, title_line = content, start + 1
         elif tok.type == "inline" and tokens[i - 1].type == "paragraph_open":
             # A list item's task box is markup, not part of the fact.
             in_item = i >= 2 and tokens[i - 2].type == "list_item_open"
@@ -152,7 +154,7 @@ def _scan_uncached(text: str) -> tuple[ParsedFile, int]:
             # A fence's content starts below its opening line; an indented block's on its first.
             first = start + 1 if tok.type == "fence" else start
             code.extend(_code_lines(tok.content, first, stop))
-    return _assemble(title, heads, facts, len(lines), code), front_end
+    return _assemble(title, title_line, heads, facts, len(lines), code), front_end
 
 
 def _code_lines(content: str, first: int, stop: int) -> list[tuple[int, str]]:
@@ -182,6 +184,7 @@ def _paragraph_facts(
 
 def _assemble(
     title: str | None,
+    title_line: int,
     heads: list[tuple[int, str, bool]],
     facts: list[tuple[int, str]],
     n_lines: int,
@@ -194,7 +197,7 @@ def _assemble(
             # A `#` also closes a section: what follows it is not under the old `##`.
             end = heads[k + 1][0] - 1 if k + 1 < len(heads) else n_lines
             sections.append(Section(heading, line, max(end, line)))
-    return ParsedFile(title, tuple(sections), _placed(heads, facts), _placed(heads, code))
+    return ParsedFile(title, tuple(sections), _placed(heads, facts), _placed(heads, code), title_line)
 
 
 def _placed(heads: list[tuple[int, str, bool]], lines: list[tuple[int, str]]) -> tuple[Fact, ...]:
@@ -232,14 +235,36 @@ def scan(text: str) -> tuple[ParsedFile, int]:
     to index it); results are immutable, so the recent few are shared.
     """
     if not _MIN_CACHED_CHARS <= len(text) <= _CACHED_CHARS:
-        return _scan_uncached(text)  # tiny texts are cheap, and must not evict the files
+        return scan_whole(text)  # tiny texts are cheap, and must not evict the files
     with _RECENT_GUARD:
         if text in _RECENT:
             _RECENT.move_to_end(text)
             return _RECENT[text]
-    result = _scan_uncached(text)
+        earlier = _nearest(text) if len(text) >= _REPARSE_CHARS else None
+    result = None
+    if earlier is not None:
+        from wolfmem.core.reparse import reparse  # it builds on this module's parser
+
+        result = reparse(*earlier, text)
+    if result is None:
+        result = scan_whole(text)
     remember(text, result)
     return result
+
+
+# A text this long is parsed from a remembered text sharing at least half of it at its start or end
+# (the same file a moment before, as an appender or a save left it), not whole: see core/reparse.py.
+_REPARSE_CHARS = 4_096
+
+
+def _nearest(text: str) -> tuple[str, tuple[ParsedFile, int]] | None:
+    """The most recent remembered text sharing half of text's length at its start or its end (under the guard)."""
+    half = len(text) // 2
+    head, tail = text[:half], text[-half:]
+    for earlier in reversed(_RECENT):
+        if earlier.startswith(head) or earlier.endswith(tail):
+            return earlier, _RECENT[earlier]
+    return None
 
 
 def remember(text: str, result: tuple[ParsedFile, int]) -> None:
@@ -260,7 +285,7 @@ def forget(*texts: str) -> None:
 
 # A line that starts a top-level list item ends every block above it but a code fence or an HTML
 # block, and a line the parse called a fact is in neither: the lines from it on parse alike alone.
-_TOP_BULLET = re.compile(r"[-*+][ \t]")
+TOP_BULLET = re.compile(r"[-*+][ \t]")
 _RESTART_REACH = 64  # facts looked back over for such a line before the section is parsed whole
 
 
@@ -275,7 +300,7 @@ def _restart_line(before: ParsedFile, section: Section, lines: list[str], count:
     for fact in reversed(facts[max(0, k - _RESTART_REACH):k]):
         if fact.line <= section.line:
             break
-        if _TOP_BULLET.match(lines[fact.line - 1]):
+        if TOP_BULLET.match(lines[fact.line - 1]):
             tail = lines[fact.line - 1: section.end + count]
             return fact.line if not any(line.lstrip().startswith("#") for line in tail) else section.line
     return section.line
@@ -291,7 +316,7 @@ def parse_after_insert(before: ParsedFile, section: Section, new_text: str, coun
         return parse(new_text)  # a hunk may open before the section: its markers are only known in the whole
     lines = lines_of(new_text)
     start = _restart_line(before, section, lines, count)
-    local = _scan_uncached("".join(lines[start - 1: section.end + count]))[0]
+    local = scan_whole("".join(lines[start - 1: section.end + count]))[0]
     offset = start - 1
 
     def spliced(old: tuple[Fact, ...], new: tuple[Fact, ...]) -> tuple[Fact, ...]:
@@ -307,8 +332,10 @@ def parse_after_insert(before: ParsedFile, section: Section, new_text: str, coun
         else Section(s.heading, s.line + count, s.end + count)
         for s in before.sections
     ]
+    title_line = before.title_line + count if before.title_line > section.end else before.title_line
     return ParsedFile(
-        before.title, tuple(sections), spliced(before.facts, local.facts), spliced(before.code, local.code)
+        before.title, tuple(sections), spliced(before.facts, local.facts), spliced(before.code, local.code),
+        title_line,
     )
 
 

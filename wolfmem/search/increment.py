@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
+from wolfmem.core.reparse import common_ends
 from wolfmem.search.documents import fact_doc, text_digest
 from wolfmem.search.schema import FactDoc
 from wolfmem.storage.vault import episode_date, source_of
@@ -62,7 +63,7 @@ def change(before: Indexed, revision: str, text: str, first_seen: Mapping[str, s
     if source not in SOURCES:
         return None
     old_lines, new_lines = markdown.lines_of(before.text), markdown.lines_of(text)  # each with its line ending
-    prefix, suffix = _common_ends(old_lines, new_lines)
+    prefix, suffix = common_ends(old_lines, new_lines)
     old_end, new_end = len(old_lines) - suffix, len(new_lines) - suffix  # the changed lines end here (1-based)
     delta = new_end - old_end
     facts = markdown.parse(text).searchable()
@@ -96,18 +97,6 @@ def change(before: Indexed, revision: str, text: str, first_seen: Mapping[str, s
     docs = (*old[:head], *added, *moved_tail)
     return Change(tuple(doc.doc_id for doc in gone), tuple(added), old_end, delta,
                   Indexed(revision, text, docs)), seen_now
-
-
-def _common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
-    """How many lines old and new share at their start, and then at their end (never overlapping)."""
-    shortest = min(len(old), len(new))
-    prefix = 0
-    while prefix < shortest and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < shortest - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    return prefix, suffix
 
 
 def _count_upto(items: Sequence[FactDoc] | Sequence[markdown.Fact], line: int) -> int:

@@ -1,0 +1,120 @@
+"""A parse built from an earlier text's parse equals the whole parse (core/reparse.py)."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from wolfmem.core import markdown
+from wolfmem.core.reparse import reparse
+
+PARTS = [
+    "# T", "# Second", "## A", "## Unfiled", "## Sarah (Manager)", "### Sub", "- a fact", "- another fact",
+    "* star fact", "+ plus fact", "  - nested", "  continued", "para", "> quote", "", "", "", "<!-- c -->",
+    "<!--", "-->", "| h |", "|---|", "| r |", "- x | y", "---", "***", "- - -", "<div>", "</div>", "1. one",
+    "- [ ] todo", "text  ", "```", "```sh", "~~~", "    code x", "\t- tabbed", "===", "[ref]: /url", "-",
+    "- ", "\\- escaped", "## ", "#", "#not a heading",
+]
+# Mostly the lines of a vault file, so most edits leave a line to start again from.
+COMMON = ["- a fact", "- another fact", "## A", "## Sarah (Manager)", ""]
+LINES = st.lists(st.sampled_from([*PARTS, *COMMON * 8]), max_size=60)
+
+
+@st.composite
+def edits(draw: st.DrawFn) -> tuple[str, str]:
+    """A markdown text and the same text after a few line edits (inserts, deletes, replacements, appends)."""
+    lines = draw(LINES)
+    newline = draw(st.sampled_from(["\n", "\r\n"]))
+    front = ["---", "k: v", "---"] if draw(st.booleans()) else []
+    old = [*front, *lines]
+    new = list(old)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(new)))
+        kind = draw(st.sampled_from(["insert", "delete", "replace", "append"]))
+        added = draw(st.lists(st.sampled_from([*PARTS, *COMMON * 2]), min_size=1, max_size=4))
+        if kind == "insert":
+            new[at:at] = added
+        elif kind == "delete":
+            del new[at:at + len(added)]
+        elif kind == "replace":
+            new[at:at + 1] = added
+        else:
+            new += added
+    end = newline if draw(st.booleans()) else ""
+    bom = markdown.BOM if draw(st.booleans()) else ""
+
+    def text(lines: list[str]) -> str:
+        return bom + newline.join(lines) + (end if lines else "")
+
+    return text(old), text(new)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(pair=edits())
+def test_a_reparse_equals_the_whole_parse(pair: tuple[str, str]) -> None:
+    old_text, text = pair
+    derived = reparse(old_text, markdown.scan_whole(old_text), text)
+    if derived is not None:
+        assert derived == markdown.scan_whole(text)
+
+
+def _people(facts: int) -> str:
+    return "# People\n" + "".join(
+        f"\n## Person {n // 10}\n" * (n % 10 == 0) + f"- Person {n // 10} fact number {n}\n" for n in range(facts))
+
+
+def test_an_append_to_a_big_file_parses_the_appended_lines_only() -> None:
+    """Issue 28: a script appending to a 3,000-line file made every sync parse all of it again."""
+    old_text = _people(3000)
+    text = old_text + "- Script line 1 appended during the run\n- Script line 2\n"
+    parsed_chars: list[int] = []
+    real = markdown.scan_whole
+
+    def counting(source: str):  # type: ignore[no-untyped-def]
+        parsed_chars.append(len(source))
+        return real(source)
+
+    old = real(old_text)
+    with mock.patch.object(markdown, "scan_whole", counting):
+        derived = reparse(old_text, old, text)
+    assert derived == real(text)
+    assert sum(parsed_chars) < 200
+
+
+def test_an_edit_in_the_middle_parses_its_section_only() -> None:
+    old_text = _people(3000)
+    lines = markdown.lines_of(old_text)
+    lines[1500] = "- A person's new line, typed by hand\n- and a second one\n"
+    text = "".join(lines)
+    parsed_chars: list[int] = []
+    real = markdown.scan_whole
+
+    def counting(source: str):  # type: ignore[no-untyped-def]
+        parsed_chars.append(len(source))
+        return real(source)
+
+    with mock.patch.object(markdown, "scan_whole", counting):
+        derived = reparse(old_text, real(old_text), text)
+    assert derived == real(text)
+    assert sum(parsed_chars) < 600
+
+
+def test_scan_starts_from_the_remembered_text_of_the_same_file() -> None:
+    old_text = _people(2000)
+    markdown.scan(old_text)
+    text = old_text + "- One more line\n"
+    with mock.patch("wolfmem.core.reparse.reparse", wraps=reparse) as used:
+        assert markdown.scan(text) == markdown.scan_whole(text)
+    assert used.call_count == 1
+
+
+def test_an_unclosed_fence_in_the_change_means_a_whole_parse() -> None:
+    old_text = _people(300)
+    lines = markdown.lines_of(old_text)
+    lines[100:100] = ["```\n"]
+    text = "".join(lines)
+    derived = reparse(old_text, markdown.scan_whole(old_text), text)
+    assert derived is None or derived == markdown.scan_whole(text)
+    assert markdown.scan(text) == markdown.scan_whole(text)

@@ -115,3 +115,38 @@ def test_saves_and_edits_leave_the_index_as_a_rebuild_would(tmp_path: Path) -> N
         incremental = _index_state(memory)
         memory.reindex()
         assert _index_state(memory) == incremental
+
+
+def test_outside_edits_synced_by_line_diff_leave_the_index_as_a_rebuild_would(tmp_path: Path) -> None:
+    """Issue 28: a file an outside script appends to every 20 ms was indexed whole on every sync."""
+    config = Config(state_dir=str(tmp_path / "state"))
+    with Memory(tmp_path / "vault", config) as memory:
+        path = memory.vault.root / REL
+        path.write_text("# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(300)))
+        memory.sync()  # a whole build, remembered as the base of the next change
+        built = []
+        original = increment.fact_doc
+
+        def counted(*args: object, **kwargs: object) -> object:
+            built.append(args)
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+        increment.fact_doc = counted  # type: ignore[assignment]
+        try:
+            for n in range(4):
+                with path.open("a", encoding="utf-8") as handle:
+                    handle.write(f"- Script line {n} appended by an outside writer.\n")
+                memory.sync()
+            path.write_text(path.read_text().replace("- Item 150 uses port 150.\n", "- Item 150 moved to 9150.\n"))
+            memory.sync()
+            assert len(built) == 5  # one document per changed line, none for the 300 others
+            assert [hit.line for hit in memory.search("Script line 3 appended")][:1] == [307]
+            # A heading moves every line below it to another section: built whole, not by line diff.
+            path.write_text(path.read_text().replace("- Item 150 moved to 9150.\n", "## Tom\n- Item 150 moved.\n"))
+            memory.sync()
+        finally:
+            increment.fact_doc = original
+        assert memory.search("Item 151 uses port")[0].section == "Tom"
+        incremental = _index_state(memory)
+        memory.reindex()
+        assert _index_state(memory) == incremental

@@ -29,9 +29,8 @@ from wolfmem.search.documents import fact_doc, text_digest
 from wolfmem.search.schema import FactDoc
 from wolfmem.storage.vault import episode_date, source_of
 
-# Only files with this many facts are remembered (below it a whole build is as cheap), and this many files.
+# Only files with this many facts are remembered (below it a whole build is as cheap).
 MIN_FACTS = 64
-FILES = 8
 # The sources whose documents `change` knows how to build (an archive line's date is in its data comment).
 SOURCES = ("knowledge", "episodes")
 

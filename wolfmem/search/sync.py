@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from wolfmem.search.documents import (
     unreadable,
 )
 from wolfmem.search.index import FactIndex
+from wolfmem.search.lastindexed import LastIndexed
 from wolfmem.search.schema import FactDoc
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
@@ -116,9 +116,8 @@ class Syncer:
         # Called, outside the vault lock, with the files whose content a sync found changed (not by this
         # Syncer's own writes, which are indexed as they land); Memory wires the reconcile of outside writes.
         self.on_changed: Callable[[list[str]], None] | None = None
-        # The text and documents this process last indexed of a few big files, for `reindex_text`'s line diff.
-        self._indexed: dict[str, increment.Indexed] = {}
-        self._indexed_guard = threading.Lock()  # reindex_text runs under one file's lock: threads write others
+        # The text and documents this process last indexed of a few big files, for a line-diff update.
+        self.last = LastIndexed()
 
     @property
     def manifest_path(self) -> Path:
@@ -224,11 +223,12 @@ class Syncer:
         report = _Round()
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}
+        texts: dict[str, str] = {}
         for number, rel in enumerate(todo.check, 1):
-            entry = self._look(rel, manifest.get(rel), docs_by_path, report)
+            entry = self._look(rel, manifest.get(rel), docs_by_path, texts, report)
             if entry is None:
                 report.removed.append(rel)
-            elif entry != manifest.get(rel):
+            elif rel in docs_by_path or entry != manifest.get(rel):
                 entries[rel] = entry
             if progress:
                 progress(number, len(todo.check))
@@ -238,6 +238,9 @@ class Syncer:
             report.superseded = self.index.replace_files(docs_by_path, report.removed, entries, read_against)
             report.indexed = [rel for rel in report.indexed if rel not in report.superseded]
             report.removed = [rel for rel in report.removed if rel not in report.superseded]
+            for rel, text in texts.items():
+                if rel not in report.superseded and len(docs_by_path[rel]) >= increment.MIN_FACTS:
+                    self.last.keep(rel, increment.Indexed(entries[rel].revision, text, tuple(docs_by_path[rel])))
         return report
 
     def _sync_in_workers(
@@ -273,17 +276,38 @@ class Syncer:
         rel: str,
         old: ManifestEntry | None,
         docs_by_path: dict[str, list[FactDoc]],
+        texts: dict[str, str],
         report: SyncReport,
     ) -> ManifestEntry | None:
-        """Read one file; queue its facts if its content changed. None when it vanished."""
-        looked = look(self.vault.read_file, rel, old, self.max_file_bytes, self._facts)
+        """Read one file; index just its changed lines, or queue all its facts (and text) if its content
+        changed. None when it vanished."""
+        before = self.last.take(rel, old.revision) if old is not None else None
+        read: list[str] = []
+
+        def facts(rel: str, text: str) -> list[FactDoc]:
+            read.append(text)
+            return []
+
+        looked = look(self.vault.read_file, rel, old, self.max_file_bytes, facts)
         if looked.skipped:
             report.skipped[rel] = looked.skipped
-        if looked.docs is not None:
-            docs_by_path[rel] = looked.docs
+        if looked.docs is None or looked.entry is None:
+            if before is not None and looked.entry is not None and looked.entry.revision == before.revision:
+                self.last.keep(rel, before)  # the same bytes: still the base of the next update
+            return looked.entry
+        if read and before is not None and not looked.skipped:
+            done = self._apply_change(rel, before, looked.entry, read[0])
+            if done is not None:
+                report.indexed.append(rel)
+                report.facts += done
+                return old  # committed already, manifest entry included
+        docs = self._facts(rel, read[0]) if read else []
+        docs_by_path[rel] = docs
+        if read and not looked.skipped:
+            texts[rel] = read[0]
         if looked.indexed:
             report.indexed.append(rel)
-            report.facts += len(looked.docs or ())
+            report.facts += len(docs)
         return looked.entry
 
     def _unchanged(self, rel: str, old: ManifestEntry | None) -> bool:
@@ -309,35 +333,30 @@ class Syncer:
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
-        with self._indexed_guard:
-            before = self._indexed.pop(rel, None)
-        if text is not None and not note and before is not None and self._apply_change(rel, before, entry, text):
+        before = self.last.take(rel)
+        if (text is not None and not note and before is not None
+                and self._apply_change(rel, before, entry, text) is not None):
             return
         docs = self._facts(rel, text or "")
         self.index.replace_files({rel: docs}, [], {rel: entry})
         if text is not None and not note and len(docs) >= increment.MIN_FACTS:
-            self._remember(rel, increment.Indexed(entry.revision, text, tuple(docs)))
+            self.last.keep(rel, increment.Indexed(entry.revision, text, tuple(docs)))
 
-    def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> bool:
-        """Index only the lines of rel that changed since `before`; whether that was possible (and done)."""
+    def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> int | None:
+        """Index only the lines of rel that changed since `before`: the file's facts, or None when it was not
+        possible (the change is not exact, or another process indexed another version meanwhile)."""
         seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
         today = self.clock().date().isoformat()
         found = increment.change(before, entry.revision, text, seen, today, rel)
         if found is None:
-            return False
+            return None
         change, new = found
         if new:
             self.state.note_first_seen(rel, new, today)
         if not self.index.apply_change(rel, change, entry, before.revision):
-            return False
-        self._remember(rel, change.indexed)
-        return True
-
-    def _remember(self, rel: str, indexed: increment.Indexed) -> None:
-        with self._indexed_guard:
-            self._indexed[rel] = indexed
-            while len(self._indexed) > increment.FILES:
-                self._indexed.pop(next(iter(self._indexed)))
+            return None
+        self.last.keep(rel, change.indexed)
+        return len(change.indexed.docs)
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem.core import edits, markdown
+from wolfmem.core import edits, markdown, reparse
 from wolfmem.core.edits import add_fact, episode_block, episode_title
 from wolfmem.core.markdown import Fact, Section, find_section, heading_key, parse
 
@@ -404,17 +405,27 @@ def test_add_fact_round_trips(file: tuple[str, str], bullet: str, heading: str) 
 def test_the_parse_add_fact_leaves_behind_equals_a_full_parse(
     file: tuple[str, str], bullet: str, heading: str
 ) -> None:
-    # add_fact re-parses only the edited section; every such parse must equal a full one.
+    # add_fact's parse starts from the parse of the text before (core/reparse.py): it must equal a whole one.
     text, _ = file
-    real = markdown.parse_after_insert
+    with _reparsing_every_text(), contextlib.suppress(ValueError):
+        new_text, _line = add_fact(text, bullet, heading, "Title")
+        assert markdown.scan(new_text) == markdown.scan_whole(new_text)
 
-    def checked(before, section, new_text, count):
-        derived = real(before, section, new_text, count)
-        assert derived == markdown.scan_whole(new_text)[0]
-        return derived
 
-    with mock.patch.object(edits, "parse_after_insert", checked), contextlib.suppress(ValueError):
-        add_fact(text, bullet, heading, "Title")
+@contextlib.contextmanager
+def _reparsing_every_text() -> Iterator[list[bool]]:
+    """Remember and reparse texts of any length (not only big files'); yields one True per reparse."""
+    used: list[bool] = []
+    real = reparse.reparse
+
+    def counted(*args):  # type: ignore[no-untyped-def]
+        result = real(*args)
+        used.append(result is not None)
+        return result
+
+    with mock.patch.object(markdown, "_REPARSE_CHARS", 0), mock.patch.object(markdown, "_MIN_CACHED_CHARS", 0), \
+            mock.patch.object(reparse, "reparse", counted):
+        yield used
 
 
 @settings(max_examples=200, deadline=None)
@@ -470,18 +481,11 @@ TRICKY_SECTIONS = [
 @pytest.mark.parametrize("bullets", [1, 200])
 def test_a_section_parsed_from_its_last_bullet_equals_a_full_parse(body: str, bullets: int) -> None:
     text = "# T\n\n## S\n" + "".join(f"- fact {n}\n" for n in range(bullets)) + body + "\n## Next\n- z\n"
-    real = markdown.parse_after_insert
-    checked = []
-
-    def check(before, section, new_text, count):  # type: ignore[no-untyped-def]
-        derived = real(before, section, new_text, count)
-        assert derived == markdown.scan_whole(new_text)[0]
-        checked.append(True)
-        return derived
-
-    with mock.patch.object(edits, "parse_after_insert", check), contextlib.suppress(ValueError):
-        add_fact(text, "Brand new fact", "S", "T")
-    assert checked
+    with _reparsing_every_text() as used, contextlib.suppress(ValueError):
+        markdown.scan(text)
+        new_text, _line = add_fact(text, "Brand new fact", "S", "T")
+        assert markdown.scan(new_text) == markdown.scan_whole(new_text)
+    assert any(used)
 
 
 def test_an_insert_into_a_big_section_parses_a_few_lines_not_the_section() -> None:

@@ -18,8 +18,6 @@ from wolfmem.core.markdown import (
     lines_of,
     newline_of,
     parse,
-    parse_after_insert,
-    remember,
     scan,
 )
 from wolfmem.core.markers import hunks
@@ -118,10 +116,9 @@ def add_fact(text: str, bullet: str, heading: str, title: str, *, written: str |
             (_splice(lines, last, ["", line_text], newline, ends_nl), last + 2),
         ]
     for new_text, line in attempts:
-        after = parse(new_text) if section is None else parse_after_insert(before, section, new_text, line - last)
+        after = parse(new_text)  # from the parse of base, remembered: only the lines around the new one
         if _landed(before, after, bullet, heading, line):
             if section is not None:
-                remember(new_text, (after, scan(base)[1]))  # indexing the new text needs no parse
                 forget(text, base)  # superseded: keeping them would push other files' parses out
             return new_text, line
     raise ValueError(

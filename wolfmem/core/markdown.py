@@ -15,7 +15,6 @@ searchable (``ParsedFile.code``) but never facts a save, a correction or curatio
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 import threading
@@ -252,15 +251,16 @@ def scan(text: str) -> tuple[ParsedFile, int]:
     return result
 
 
-# A text this long is parsed from a remembered text sharing at least half of it at its start or end
-# (the same file a moment before, as an appender or a save left it), not whole: see core/reparse.py.
+# A text this long is parsed from a remembered text sharing a quarter of it at its start or end (the
+# same file a moment before, as an appender or a save left it; one side of a small change always
+# holds half of the rest), not whole: see core/reparse.py.
 _REPARSE_CHARS = 4_096
 
 
 def _nearest(text: str) -> tuple[str, tuple[ParsedFile, int]] | None:
-    """The most recent remembered text sharing half of text's length at its start or its end (under the guard)."""
-    half = len(text) // 2
-    head, tail = text[:half], text[-half:]
+    """The most recent remembered text sharing a quarter of text's length at its start or end (under the guard)."""
+    quarter = len(text) // 4
+    head, tail = text[:quarter], text[-quarter:]
     for earlier in reversed(_RECENT):
         if earlier.startswith(head) or earlier.endswith(tail):
             return earlier, _RECENT[earlier]
@@ -283,60 +283,8 @@ def forget(*texts: str) -> None:
             _RECENT.pop(text, None)
 
 
-# A line that starts a top-level list item ends every block above it but a code fence or an HTML
-# block, and a line the parse called a fact is in neither: the lines from it on parse alike alone.
+# A line that starts a top-level list item (core/reparse.py restarts a parse at one).
 TOP_BULLET = re.compile(r"[-*+][ \t]")
-_RESTART_REACH = 64  # facts looked back over for such a line before the section is parsed whole
-
-
-def _restart_line(before: ParsedFile, section: Section, lines: list[str], count: int) -> int:
-    """Where to parse a section again after lines were added at its end: its last top-level bullet.
-
-    A save into a section of 2,000 facts then parses a few lines, not the section (issue 24). The
-    heading itself when no such bullet is near the end, or a heading line follows it.
-    """
-    facts = before.facts
-    k = bisect.bisect_right(facts, section.end, key=lambda fact: fact.line)
-    for fact in reversed(facts[max(0, k - _RESTART_REACH):k]):
-        if fact.line <= section.line:
-            break
-        if TOP_BULLET.match(lines[fact.line - 1]):
-            tail = lines[fact.line - 1: section.end + count]
-            return fact.line if not any(line.lstrip().startswith("#") for line in tail) else section.line
-    return section.line
-
-
-def parse_after_insert(before: ParsedFile, section: Section, new_text: str, count: int) -> ParsedFile:
-    """The parse of new_text, which is the parsed text with `count` lines inserted inside `section`.
-
-    Only the section is parsed again: a top-level heading closes every open block, so the lines
-    of one section parse alike on their own and in the file. The rest is shifted, not re-parsed.
-    """
-    if "<<<<<<<" in new_text:
-        return parse(new_text)  # a hunk may open before the section: its markers are only known in the whole
-    lines = lines_of(new_text)
-    start = _restart_line(before, section, lines, count)
-    local = scan_whole("".join(lines[start - 1: section.end + count]))[0]
-    offset = start - 1
-
-    def spliced(old: tuple[Fact, ...], new: tuple[Fact, ...]) -> tuple[Fact, ...]:
-        kept = [f for f in old if f.line < start]
-        # Parsed from inside the section, the lines have no heading above them: it is the section's.
-        kept += [Fact(f.text, f.line + offset, f.section if start == section.line else section.heading)
-                 for f in new]
-        kept += [Fact(f.text, f.line + count, f.section) for f in old if f.line > section.end]
-        return tuple(kept)
-    sections = [
-        s if s.line < section.line
-        else Section(s.heading, s.line, s.end + count) if s.line == section.line
-        else Section(s.heading, s.line + count, s.end + count)
-        for s in before.sections
-    ]
-    title_line = before.title_line + count if before.title_line > section.end else before.title_line
-    return ParsedFile(
-        before.title, tuple(sections), spliced(before.facts, local.facts), spliced(before.code, local.code),
-        title_line,
-    )
 
 
 def heading_key(heading: str) -> str:

@@ -15,8 +15,8 @@ def test_a_file_a_writer_reindexed_while_a_sync_read_it_is_looked_at_again_not_o
     looked: list[str] = []
     look = memory.syncer._look
 
-    def look_then_write(rel, old, docs_by_path, report):  # type: ignore[no-untyped-def]
-        entry = look(rel, old, docs_by_path, report)
+    def look_then_write(rel, *rest):  # type: ignore[no-untyped-def]
+        entry = look(rel, *rest)
         looked.append(rel)
         if rel == PEOPLE and len(looked) == 1:
             # A save lands and is re-indexed between this sync's read and its commit.

@@ -295,7 +295,7 @@ class Syncer:
             if before is not None and looked.entry is not None and looked.entry.revision == before.revision:
                 self.last.keep(rel, before)  # the same bytes: still the base of the next update
             return looked.entry
-        if read and before is not None and not looked.skipped:
+        if read and before is not None:  # a text cut short at the size cap diffs as well as a whole one
             done = self._apply_change(rel, before, looked.entry, read[0])
             if done is not None:
                 report.indexed.append(rel)
@@ -303,7 +303,7 @@ class Syncer:
                 return old  # committed already, manifest entry included
         docs = self._facts(rel, read[0]) if read else []
         docs_by_path[rel] = docs
-        if read and not looked.skipped:
+        if read:
             texts[rel] = read[0]
         if looked.indexed:
             report.indexed.append(rel)
@@ -334,12 +334,11 @@ class Syncer:
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
         before = self.last.take(rel)
-        if (text is not None and not note and before is not None
-                and self._apply_change(rel, before, entry, text) is not None):
+        if text is not None and before is not None and self._apply_change(rel, before, entry, text) is not None:
             return
         docs = self._facts(rel, text or "")
         self.index.replace_files({rel: docs}, [], {rel: entry})
-        if text is not None and not note and len(docs) >= increment.MIN_FACTS:
+        if text is not None and len(docs) >= increment.MIN_FACTS:
             self.last.keep(rel, increment.Indexed(entry.revision, text, tuple(docs)))
 
     def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> int | None:

@@ -74,6 +74,25 @@ def test_when_workers_cannot_start_the_sync_indexes_in_this_process(
         assert "Sarah prefers tea." in {hit.text for hit in memory.search("tea")}
 
 
+def test_a_changed_file_is_indexed_in_this_process_however_big(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: a daemon sent two appended-to files of 250 kB to workers on every change, holding the
+    index lock for seconds; only files new to the index make a big job."""
+    write_vault(tmp_path / "vault")
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    spawned: list[int] = []
+    real_run = parallel.run
+    monkeypatch.setattr(parallel, "run", lambda shares, *args: spawned.append(len(shares)) or real_run(shares, *args))
+    with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))) as memory:
+        memory.sync()
+        assert spawned  # the first sync: every file is new
+        spawned.clear()
+        with (tmp_path / "vault" / "knowledge" / "people.md").open("a") as handle:
+            handle.write("- Omar Vance repairs the foghorn.\n")
+        memory.sync()
+        assert spawned == []
+        assert memory.search("foghorn")[0].text == "Omar Vance repairs the foghorn."
+
+
 def doc(path: str, n: int, text: str) -> FactDoc:
     return FactDoc(f"{path}#{n}", path, "knowledge", "", n, text, "")
 

@@ -91,11 +91,6 @@ def plan_changed(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEn
     )
 
 
-def _stat_of(manifest: Mapping[str, ManifestEntry], rel: str) -> tuple[int, int] | None:
-    entry = manifest.get(rel)
-    return None if entry is None else (entry.mtime_ns, entry.size)
-
-
 class Syncer:
     """Brings one vault's index up to date with its files; its commits take the index lock, never a file's."""
 
@@ -193,8 +188,11 @@ class Syncer:
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
         disk = self.vault.scan(only)
         todo = plan_changed(disk, known, only) if exact and only is not None else plan(disk, known)
-        # Only new or changed files count towards a big job: racily clean ones are usually unchanged.
-        changed = [disk[rel].size for rel in todo.check if (disk[rel].mtime_ns, disk[rel].size) != _stat_of(known, rel)]
+        # Only files new to the index count towards a big job (a first sync, a rebuild, a folder copied in):
+        # a file indexed before changed in a few lines, as a rule, which this process indexes from the
+        # line diff long before workers have started (a daemon sent two appended-to files of 250 kB to
+        # workers on every change, holding the index lock for seconds each time).
+        changed = [disk[rel].size for rel in todo.check if rel not in known]
         if parallel.workers_for(changed) > 1:
             try:
                 return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)

@@ -8,6 +8,7 @@ edits through a real Memory, the index and catalog hold what a fresh rebuild of 
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from wolfmem import Config, Memory
 from wolfmem.core import markdown
 from wolfmem.search import increment
+from wolfmem.search import sync as sync_module
 from wolfmem.search.documents import dated_facts
 from wolfmem.storage.vault import content_hash
 
@@ -150,3 +152,22 @@ def test_outside_edits_synced_by_line_diff_leave_the_index_as_a_rebuild_would(tm
         incremental = _index_state(memory)
         memory.reindex()
         assert _index_state(memory) == incremental
+
+
+def test_a_base_another_process_indexed_past_still_builds_only_the_changed_lines(tmp_path: Path) -> None:
+    """With a daemon and agents syncing one appended-to file, the last commit is usually another process's."""
+    config = Config(state_dir=str(tmp_path / "state"))
+    with Memory(tmp_path / "vault", config) as agent, Memory(tmp_path / "vault", config) as daemon:
+        path = agent.vault.root / REL
+        path.write_text("# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(300)))
+        agent.sync()
+        for name, memory in (("daemon", daemon), ("agent", agent)):
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"- A line appended before the {name} syncs.\n")
+            with mock.patch.object(sync_module, "dated_facts", wraps=sync_module.dated_facts) as built:
+                memory.sync()
+            assert built.call_count == (memory is daemon)  # the daemon never indexed the file; the agent did
+        assert agent.search("appended before the agent syncs")[0].line == 305
+        incremental = _index_state(agent)
+        agent.reindex()
+        assert _index_state(agent) == incremental

@@ -279,7 +279,7 @@ class Syncer:
     ) -> ManifestEntry | None:
         """Read one file; index just its changed lines, or queue all its facts (and text) if its content
         changed. None when it vanished."""
-        before = self.last.take(rel, old.revision) if old is not None else None
+        before = self.last.take(rel)
         read: list[str] = []
 
         def facts(rel: str, text: str) -> list[FactDoc]:
@@ -293,19 +293,16 @@ class Syncer:
             if before is not None and looked.entry is not None and looked.entry.revision == before.revision:
                 self.last.keep(rel, before)  # the same bytes: still the base of the next update
             return looked.entry
-        if read and before is not None:  # a text cut short at the size cap diffs as well as a whole one
-            done = self._apply_change(rel, before, looked.entry, read[0])
-            if done is not None:
-                report.indexed.append(rel)
-                report.facts += done
-                return old  # committed already, manifest entry included
-        docs = self._facts(rel, read[0]) if read else []
-        docs_by_path[rel] = docs
-        if read:
-            texts[rel] = read[0]
+        # A text cut short at the size cap diffs as well as a whole one.
+        docs, committed = self._documents(rel, before, looked.entry, read[0]) if read else ([], False)
         if looked.indexed:
             report.indexed.append(rel)
             report.facts += len(docs)
+        if committed:
+            return old  # the manifest entry went with the commit
+        docs_by_path[rel] = docs
+        if read:
+            texts[rel] = read[0]
         return looked.entry
 
     def _unchanged(self, rel: str, old: ManifestEntry | None) -> bool:
@@ -331,29 +328,36 @@ class Syncer:
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
         entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
-        before = self.last.take(rel)
-        if text is not None and before is not None and self._apply_change(rel, before, entry, text) is not None:
+        docs, committed = self._documents(rel, self.last.take(rel), entry, text) if text is not None else ([], False)
+        if committed:
             return
-        docs = self._facts(rel, text or "")
         self.index.replace_files({rel: docs}, [], {rel: entry})
         if text is not None and len(docs) >= increment.MIN_FACTS:
             self.last.keep(rel, increment.Indexed(entry.revision, text, tuple(docs)))
 
-    def _apply_change(self, rel: str, before: increment.Indexed, entry: ManifestEntry, text: str) -> int | None:
-        """Index only the lines of rel that changed since `before`: the file's facts, or None when it was not
-        possible (the change is not exact, or another process indexed another version meanwhile)."""
+    def _documents(
+        self, rel: str, before: increment.Indexed | None, entry: ManifestEntry, text: str
+    ) -> tuple[list[FactDoc], bool]:
+        """rel's documents for `text`, and whether they are committed already.
+
+        With `before` (what this process last indexed of rel), only the changed lines' documents are
+        built (`search.increment`); when the index still holds `before`'s version, only they are
+        committed, here. Otherwise, or when the line diff cannot be exact, the caller commits them whole.
+        """
+        if before is None:
+            return self._facts(rel, text), False
         seen = self.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
         today = self.clock().date().isoformat()
         found = increment.change(before, entry.revision, text, seen, today, rel)
         if found is None:
-            return None
+            return self._facts(rel, text), False
         change, new = found
         if new:
             self.state.note_first_seen(rel, new, today)
         if not self.index.apply_change(rel, change, entry, before.revision):
-            return None
+            return list(change.indexed.docs), False  # another process indexed another version meanwhile
         self.last.keep(rel, change.indexed)
-        return len(change.indexed.docs)
+        return list(change.indexed.docs), True
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""

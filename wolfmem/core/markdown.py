@@ -222,8 +222,10 @@ def parse(text: str) -> ParsedFile:
 _RECENT: OrderedDict[str, tuple[ParsedFile, int]] = OrderedDict()
 _RECENT_SIZE = 16
 # A parse holds ~3× its text in Fact objects; the texts remembered are bounded in total too, so a
-# sync through many big files leaves a few MB behind at most (the daemon's memory).
-_RECENT_CHARS = 1_000_000
+# sync through many big files leaves a few MB behind at most (the daemon's memory). Two curated files
+# at the size cap (512 kB) fit: two such files changing in turn would otherwise evict each other's
+# base and be parsed whole on every change (core/reparse.py).
+_RECENT_CHARS = 2_000_000
 _RECENT_GUARD = threading.Lock()
 
 

@@ -6,10 +6,11 @@ import threading
 
 from wolfmem.search.increment import Indexed
 
-# Files remembered, and the facts they may hold together (a fact's document is about half a kB, so
-# a busy daemon keeps a few MB at most).
+# Files remembered, and the facts they may hold together: two curated files at the size cap (512 kB,
+# about 12k facts each) changing in turn must not evict each other's base. A fact's document is a
+# few hundred bytes, so a busy daemon keeps a few MB, about 15 MB at most.
 FILES = 8
-MAX_FACTS = 12_000
+MAX_FACTS = 30_000
 
 
 class LastIndexed:

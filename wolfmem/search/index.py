@@ -167,8 +167,9 @@ class FactIndex:
         stale: set[str] = set()
         added: list[FactDoc] = []
         rows: dict[str, list[DocRow]] = {}
+        read: dict[str, dict[str, DocRow]] = {}
         for path, docs in docs_by_path.items():
-            old = self.catalog.doc_rows(path)
+            old = dict(read.setdefault(path, self.catalog.doc_rows(path)))
             kept: dict[str, DocRow] = {}
             for doc in docs:
                 if doc.doc_id in kept:
@@ -183,7 +184,7 @@ class FactIndex:
             self._write(removed, stale | {doc.doc_id for doc in added}, added)
         changes: dict[str, ManifestEntry | None] = {path: None for path in removed}
         changes.update(entries or {})
-        self.catalog.commit(changes, rows)
+        self.catalog.commit(changes, rows, read)
 
     def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
         assert self._folder.ix is not None

@@ -150,11 +150,14 @@ class Catalog(Store):
         self,
         entries: Mapping[str, ManifestEntry | None],
         docs: Mapping[str, Iterable[DocRow]],
+        read: Mapping[str, Mapping[str, DocRow]] | None = None,
     ) -> None:
         """In one transaction: set or drop (None) manifest entries, and make the doc rows of files these.
 
         Only rows that changed are written; a run of facts that only moved (lines inserted above
         them) is shifted by one UPDATE, so a save to a big file costs about as much as to a small one.
+        `read`: rows of some of these files as the caller read them (`doc_rows`) under the index lock it
+        still holds, so they are current and not read again.
         """
         with self._guard, self._transaction() as (db, generation):
             for path, entry in entries.items():
@@ -166,7 +169,7 @@ class Catalog(Store):
             written = {}
             for path, given in docs.items():
                 new = {row.doc_id: row for row in given}
-                _apply(db, path, self._rows(path, generation), new)
+                _apply(db, path, read[path] if read and path in read else self._rows(path, generation), new)
                 written[path] = new
         self._committed(generation, entries, written)
 

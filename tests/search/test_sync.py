@@ -150,6 +150,22 @@ def test_same_size_edit_in_the_same_tick_is_found(memory: Memory) -> None:
     assert paths_found(memory, "Sarah") == set()
 
 
+def test_a_file_growing_past_the_cap_is_warned_about_once(
+    vault: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = Config(state_dir=str(tmp_path / "wolfmem-state"), index_max_file_bytes=2_000)
+    with Memory(vault, config) as memory:
+        path = write(memory, "knowledge/big.md", "# Big\n\n" + "".join(f"- filler line {n} about zebras.\n"
+                                                                        for n in range(200)))
+        for n in range(3):
+            with path.open("a") as handle:
+                handle.write(f"- appended line {n}\n")
+            memory.sync()
+        warned = [r for r in caplog.records if r.levelname == "WARNING" and "bytes are indexed" in r.getMessage()]
+        assert len(warned) == 1
+        assert "first" in memory.status()["index"]["skipped_files"]["knowledge/big.md"]
+
+
 def test_bad_files_are_skipped_and_named_while_the_rest_is_indexed(vault: Path, tmp_path: Path) -> None:
     config = Config(state_dir=str(tmp_path / "wolfmem-state"), index_max_file_bytes=2_000)
     with Memory(vault, config) as memory:

@@ -180,8 +180,9 @@ def look(
         log.warning("skipped %s: %s", rel, note)
         return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note), [], skipped=note)
     if note:
-        # Named like a skipped file, so `reindex` and status say which file was cut short.
-        log.warning("%s: %s", rel, note)
+        # Named like a skipped file, so `reindex` and status say which file was cut short; said once,
+        # not at every sync of a file that keeps growing past the cap.
+        log.log(logging.DEBUG if old is not None and old.skipped == note else logging.WARNING, "%s: %s", rel, note)
     entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
     return Looked(entry, facts(rel, text), indexed=True, skipped=note)
 

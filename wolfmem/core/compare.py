@@ -179,7 +179,7 @@ def relate(new: str, old: str) -> Relation:
         return Relation.DUPLICATE
     if not (comparable(new) and comparable(old)):
         return Relation.UNRELATED
-    a, b = read(new), read(old)
+    a, b = _reading(new), _reading(old)  # a save compares its fact with a dozen candidates: read it once
     a, b = _fold_agent_nouns(a, b), _fold_agent_nouns(b, a)
     only_a, only_b = _unmatched(a, b), _unmatched(b, a)
     # A sentence's first word may be a name too ("Sarah is my manager"); it only counts as the value

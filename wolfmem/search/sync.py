@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
+# Makes a (done, total) progress callback for as long as a big job runs (a terminal's bar).
+BulkProgress = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
 # How many times a sync looks again at files other writers committed while it read them.
 SYNC_ROUNDS = 3
@@ -119,6 +123,9 @@ class Syncer:
         # The text and documents this process last indexed of a few big files, for `reindex_text`'s line diff.
         self._indexed: dict[str, increment.Indexed] = {}
         self._indexed_guard = threading.Lock()  # reindex_text runs under one file's lock: threads write others
+        # Shows the progress of a sync that fills an empty index with a big job (a terminal's bar: the CLI
+        # sets it when stderr is one); a rebuild's caller passes its own.
+        self.bulk_progress: BulkProgress | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -196,6 +203,9 @@ class Syncer:
         todo = plan_changed(disk, known, only) if exact and only is not None else plan(disk, known)
         # Only new or changed files count towards a big job: racily clean ones are usually unchanged.
         changed = [disk[rel].size for rel in todo.check if (disk[rel].mtime_ns, disk[rel].size) != _stat_of(known, rel)]
+        if progress is None and not manifest and self.bulk_progress is not None and sum(changed) >= parallel.MIN_BYTES:
+            with self.bulk_progress() as bar:
+                return self.sync_locked(bar, only, exact)
         if parallel.workers_for(changed) > 1:
             try:
                 return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)

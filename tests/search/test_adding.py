@@ -103,7 +103,11 @@ def test_a_rebuild_holds_what_add_document_would_have_written(
 
     class Plain:
         def __init__(self, writer: Any) -> None:
-            self.add = lambda doc: writer.add_document(**fields(doc))
+            self.writer = writer
+
+        def add_all(self, docs: list[FactDoc]) -> None:
+            for doc in docs:
+                self.writer.add_document(**fields(doc))
 
     monkeypatch.setattr("wolfmem.search.index.FactAdder", Plain)
     with Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "plain"))) as memory:

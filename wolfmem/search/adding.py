@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Iterable
 from typing import Any
 
 from whoosh.fields import ID, TEXT
@@ -69,3 +70,8 @@ class FactAdder:
         perdoc.finish_doc()
         writer._added = True
         writer.docnum += 1
+
+    def add_all(self, docs: Iterable[FactDoc]) -> None:
+        """Index these facts, in order."""
+        for doc in docs:
+            self.add(doc)

@@ -206,9 +206,7 @@ class FactIndex:
                 gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
                 if gone:
                     writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
-                adder = FactAdder(writer)
-                for doc in docs:
-                    adder.add(doc)
+                FactAdder(writer).add_all(docs)
                 writer.commit()
             except BaseException as exc:
                 _abandon(writer)

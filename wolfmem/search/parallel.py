@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +139,7 @@ def run(
     with ThreadPoolExecutor(workers) as pool:
         futures = [pool.submit(work, list(range(first, len(shares), workers))) for first in range(workers)]
         try:
-            for future in futures:
+            for future in as_completed(futures):  # the first failure stops the other workers at their next share
                 future.result()
         except BaseException:
             stopping.set()

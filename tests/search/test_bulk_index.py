@@ -3,6 +3,7 @@ searchers see every commit's additions, deletions and merges."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -116,3 +117,36 @@ def test_refreshed_searchers_see_additions_deletions_and_merges(tmp_path: Path) 
             assert sorted(hit.text for hit in index.iter_facts()) == want, step
             assert index.count() == len(want)
             assert {hit.text for hit in index.search({"share": 1.0}, limit=50)} == set(want)
+
+
+def shares_of(root: Path, index_dir: Path, count: int) -> list[parallel.Share]:
+    rels = sorted(str(path.relative_to(root)) for path in (root / "episodes").glob("2026-01-*.md"))
+    return [parallel.Share(str(index_dir), str(root), tuple(rels[n::count]), {}, 10**6, {}, "2026-01-01")
+            for n in range(count)]
+
+
+@pytest.mark.slow
+def test_each_worker_interpreter_indexes_several_shares_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_vault(tmp_path / "vault")
+    FactIndex(tmp_path / "index").open()
+    shares = shares_of(tmp_path / "vault", tmp_path / "index", 6)
+    started: list[object] = []
+    real_popen = parallel.subprocess.Popen
+    monkeypatch.setattr(parallel.subprocess, "Popen",
+                        lambda *args, **kw: started.append(args) or real_popen(*args, **kw))
+    seen: list[tuple[int, int]] = []
+    results = parallel.run(shares, 2, lambda done, total: seen.append((done, total)))
+    assert len(started) == 2  # two interpreters for six shares
+    assert [sorted(result.rows) for result in results] == [sorted(share.rels) for share in shares]
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen) and seen[-1] == (12, 12)
+
+
+def test_a_worker_that_fails_names_its_error(tmp_path: Path) -> None:
+    write_vault(tmp_path / "vault")
+    FactIndex(tmp_path / "index").open()
+    good, bad = shares_of(tmp_path / "vault", tmp_path / "index", 2)
+    bad = dataclasses.replace(bad, index_dir=str(tmp_path / "no-index"))
+    with pytest.raises(parallel.WorkerFailed, match="EmptyIndexError"):
+        parallel.run([good, bad], 2)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
@@ -17,6 +18,7 @@ from wolfmem.cli.names import for_people
 from wolfmem.config import Config, load_config
 from wolfmem.errors import UsageError, WolfmemError, database_error, storage_error
 from wolfmem.memory.facade import Memory
+from wolfmem.search.sync import BulkProgress
 
 VaultOption = Annotated[
     Path | None,
@@ -113,8 +115,12 @@ def require_vault_unless_default(config: Config) -> None:
 
 
 @contextmanager
-def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[Memory]:
-    """Open the vault. Only the default vault is created on first use, so a typo never makes a new one."""
+def open_memory(vault: Path | None, *, create: bool | None = None, bar: bool = True) -> Iterator[Memory]:
+    """Open the vault. Only the default vault is created on first use, so a typo never makes a new one.
+
+    With `bar` (never for MCP, whose stdio is the protocol), a first sync that fills an empty index
+    with a big job shows its progress on stderr when that is a terminal.
+    """
     with errors():
         config = config_for(vault)
         if create is None:
@@ -123,10 +129,27 @@ def open_memory(vault: Path | None, *, create: bool | None = None) -> Iterator[M
 
         first_use = create and not Vault(config.vault_path(), config.state_root()).exists()
         with Memory(config=config, create=create) as memory:
+            memory.syncer.bulk_progress = terminal_bar("Indexing") if bar else None
             if first_use:
                 typer.echo(f"wolfmem: created the default vault at {memory.vault.root} (for another one, "
                            "pass --vault DIR or set $WOLFMEM_VAULT)", err=True)
             yield memory
+
+
+@contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A transient bar on stderr, as a (done, total) callback."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+def terminal_bar(label: str) -> BulkProgress | None:
+    """A factory of progress bars when stderr is a terminal, else None (no bar in logs and pipes)."""
+    return (lambda: progress_bar(label)) if sys.stderr.isatty() else None
 
 
 def print_json(data: Any) -> None:

@@ -21,6 +21,7 @@ from wolfmem.cli.common import (
     parse_day,
     print_json,
     require_vault_unless_default,
+    terminal_bar,
 )
 from wolfmem.curation.staging import apply_staged as apply_staged_rewrites
 from wolfmem.errors import UsageError
@@ -33,14 +34,14 @@ def daemon(vault: VaultOption = None) -> None:
     with errors():
         config = config_for(vault)
         require_vault_unless_default(config)
-        run_in_foreground(Daemon(config))
+        run_in_foreground(Daemon(config, bulk_progress=terminal_bar("Indexing")))
 
 
 def mcp(vault: VaultOption = None) -> None:
     """Serve the memory tools over MCP on stdio."""
     from wolfmem.mcp.server import serve
 
-    with open_memory(vault) as memory:
+    with open_memory(vault, bar=False) as memory:
         serve(memory)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import date
 from typing import Annotated
 
@@ -15,6 +14,7 @@ from wolfmem.cli.common import (
     errors,
     open_memory,
     print_json,
+    terminal_bar,
 )
 from wolfmem.cli.names import full_ref
 from wolfmem.memory.facade import Memory
@@ -95,12 +95,10 @@ def memory_map(vault: VaultOption = None) -> None:
 def reindex(vault: VaultOption = None) -> None:
     """Rebuild the index from the files (it is a disposable cache)."""
     with open_memory(vault) as memory, errors():
-        if sys.stderr.isatty():
-            from rich.progress import Progress
-
-            with Progress(transient=True) as progress:
-                task = progress.add_task("Indexing", total=None)
-                report = memory.reindex(lambda done, total: progress.update(task, completed=done, total=total))
+        bar = terminal_bar("Indexing")
+        if bar is not None:
+            with bar() as progress:
+                report = memory.reindex(progress)
         else:
             report = memory.reindex()
         embedded = _embed_all(memory) if memory.hybrid is not None else None
@@ -117,12 +115,10 @@ def _embed_all(memory: Memory) -> str:
 
     assert memory.hybrid is not None
     try:
-        if sys.stderr.isatty():
-            from rich.progress import Progress
-
-            with Progress(transient=True) as progress:
-                task = progress.add_task("Embedding", total=None)
-                result = memory.hybrid.embed_all(lambda done, total: progress.update(task, completed=done, total=total))
+        bar = terminal_bar("Embedding")
+        if bar is not None:
+            with bar() as progress:
+                result = memory.hybrid.embed_all(progress)
         else:
             result = memory.hybrid.embed_all()
     except EmbeddingsUnavailable as exc:

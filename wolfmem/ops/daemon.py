@@ -19,7 +19,7 @@ from wolfmem.config import Config
 from wolfmem.errors import WolfmemError
 from wolfmem.memory.facade import Memory
 from wolfmem.search.index import FactIndex
-from wolfmem.search.sync import SyncReport
+from wolfmem.search.sync import BulkProgress, SyncReport
 from wolfmem.search.watcher import Watcher
 from wolfmem.storage.services import VaultServices
 from wolfmem.storage.vault import Vault
@@ -52,8 +52,9 @@ def daemon_pid(vault: Vault) -> int | None:
 class Daemon:
     """Cheap to construct; start() is idempotent; stop() stops the schedule, the watcher and the index."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, bulk_progress: BulkProgress | None = None) -> None:
         self.config = config
+        self.bulk_progress = bulk_progress  # for the first sync of an empty index (a terminal's bar)
         self.memory: Memory | None = None
         self._instance_lock: filelock.FileLock | None = None
         self._watcher: Watcher | None = None
@@ -81,6 +82,7 @@ class Daemon:
         self._instance_lock = lock
         (vault.state_dir / "daemon.pid").write_text(str(os.getpid()))
         self.memory = memory
+        memory.syncer.bulk_progress = self.bulk_progress
         report = self._sync()
         log.info("vault %s: %d files indexed at start", vault.root, len(report.indexed))
         self._watcher = Watcher(

@@ -22,6 +22,7 @@ from whoosh.writing import IndexingError
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
 from wolfmem.search import scoring
+from wolfmem.search.adding import FactAdder
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.increment import Change
 from wolfmem.search.lines import LineMaps
@@ -33,7 +34,6 @@ from wolfmem.search.schema import (
     Filters,
     IndexHit,
     fact_analyzer,
-    fields,
     filter_query,
     hit,
     split_sources,
@@ -207,8 +207,7 @@ class FactIndex:
                 gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
                 if gone:
                     writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
-                for doc in docs:
-                    writer.add_document(**fields(doc))
+                FactAdder(writer).add_all(docs)
                 writer.commit()
             except BaseException as exc:
                 _abandon(writer)

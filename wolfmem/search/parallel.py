@@ -17,10 +17,11 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,7 +94,8 @@ def split(sizes: Mapping[str, int], workers: int) -> list[tuple[str, ...]]:
 def run(
     shares: Sequence[Share], workers: int, progress: Callable[[int, int], None] | None = None
 ) -> list[ShareResult]:
-    """Index every share in a freshly started interpreter of its own, `workers` at a time; results in order.
+    """Index every share in `workers` freshly started interpreters, each taking every `workers`-th share
+    in turn (an interpreter costs about half a second of CPU to start and import wolfmem); results in order.
 
     Plain subprocesses rather than multiprocessing: its spawn mode re-imports the caller's main
     script in each child, which breaks a script that calls wolfmem without a `__main__` guard.
@@ -102,35 +104,47 @@ def run(
     # The workers import wolfmem from wherever this process did.
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path for path in sys.path if path))
     stopping = threading.Event()
+    counting = threading.Lock()
+    results: dict[int, ShareResult] = {}
 
-    def work(share: Share) -> ShareResult:
-        if stopping.is_set():
-            raise WorkerFailed(["stopped: another worker failed"])
-        proc = subprocess.Popen([sys.executable, "-m", "wolfmem.search.parallel"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        try:
-            out, err = proc.communicate(pickle.dumps(share))
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    def work(lot: list[int]) -> None:
+        nonlocal done
+        # stderr goes to a file: a worker logging many skipped files must never block on a full pipe.
+        with tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen([sys.executable, "-m", "wolfmem.search.parallel"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=err, env=env)
+            try:
+                assert proc.stdin is not None and proc.stdout is not None
+                with proc.stdin:
+                    proc.stdin.write(pickle.dumps([shares[number] for number in lot]))
+                for number in lot:
+                    if stopping.is_set():
+                        raise WorkerFailed(["stopped: another worker failed"])
+                    try:
+                        results[number] = pickle.load(proc.stdout)
+                    except (EOFError, pickle.UnpicklingError):
+                        proc.wait()
+                        err.seek(0)
+                        tail = err.read().decode("utf-8", errors="replace").strip().splitlines()[-1:]
+                        raise WorkerFailed(tail) from None
+                    with counting:
+                        done += len(shares[number].rels)
+                        if progress is not None:
+                            progress(done, total)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
                 proc.wait()
-        if proc.returncode != 0:
-            raise WorkerFailed(err.decode("utf-8", errors="replace").strip().splitlines()[-1:])
-        return pickle.loads(out)
 
-    results = []
     with ThreadPoolExecutor(workers) as pool:
-        futures = [pool.submit(work, share) for share in shares]
+        futures = [pool.submit(work, list(range(first, len(shares), workers))) for first in range(workers)]
         try:
-            for share, future in zip(shares, futures, strict=True):
-                results.append(future.result())
-                done += len(share.rels)
-                if progress is not None:
-                    progress(done, total)
+            for future in as_completed(futures):  # the first failure stops the other workers at their next share
+                future.result()
         except BaseException:
             stopping.set()
             raise
-    return results
+    return [results[number] for number in range(len(shares))]
 
 
 class WorkerFailed(Exception):
@@ -204,8 +218,10 @@ def index_files(
 
 
 if __name__ == "__main__":
-    # A worker: one Share on stdin, its ShareResult on stdout. The function comes from the module by
-    # its real name, so the result's classes unpickle in the parent.
+    # A worker: a list of Shares on stdin, one ShareResult on stdout as each is done. The function comes
+    # from the module by its real name, so the results' classes unpickle in the parent.
     from wolfmem.search.parallel import index_share as work
 
-    sys.stdout.buffer.write(pickle.dumps(work(pickle.load(sys.stdin.buffer))))
+    for given in pickle.load(sys.stdin.buffer):
+        sys.stdout.buffer.write(pickle.dumps(work(given)))
+        sys.stdout.buffer.flush()

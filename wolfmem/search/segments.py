@@ -20,7 +20,8 @@ from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader,
 from whoosh.searching import Searcher
 from whoosh.writing import SegmentWriter
 
-from wolfmem.search.schema import FactDoc, fields
+from wolfmem.search.adding import FactAdder
+from wolfmem.search.schema import FactDoc
 
 WORKER_SCRATCH = "wolfmem-worker-"
 
@@ -176,11 +177,12 @@ class SegmentBuilder:
     def __init__(self, directory: Path) -> None:
         ix = WorkerStorage(str(directory)).open_index()
         self._writer = SegmentWriter(ix, _lk=False, compound=False)
+        self._adder = FactAdder(self._writer)
         self._added = False
 
     def add(self, doc: FactDoc) -> None:
         """Index one fact."""
-        self._writer.add_document(**fields(doc))
+        self._adder.add(doc)
         self._added = True
 
     def finish(self) -> Any:

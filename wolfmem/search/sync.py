@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+
+# Makes a (done, total) progress callback for as long as a big job runs (a terminal's bar).
+BulkProgress = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
 # How many times a sync looks again at files other writers committed while it read them.
 SYNC_ROUNDS = 3
@@ -113,6 +117,9 @@ class Syncer:
         self.on_changed: Callable[[list[str]], None] | None = None
         # The text and documents this process last indexed of a few big files, for a line-diff update.
         self.last = LastIndexed()
+        # Shows the progress of a sync that fills an empty index with a big job (a terminal's bar: the CLI
+        # sets it when stderr is one); a rebuild's caller passes its own.
+        self.bulk_progress: BulkProgress | None = None
 
     @property
     def manifest_path(self) -> Path:
@@ -188,11 +195,12 @@ class Syncer:
         known = manifest if only is None else {rel: manifest[rel] for rel in only if rel in manifest}
         disk = self.vault.scan(only)
         todo = plan_changed(disk, known, only) if exact and only is not None else plan(disk, known)
-        # Only files new to the index count towards a big job (a first sync, a rebuild, a folder copied in):
-        # a file indexed before changed in a few lines, as a rule, which this process indexes from the
-        # line diff long before workers have started (a daemon sent two appended-to files of 250 kB to
-        # workers on every change, holding the index lock for seconds each time).
+        # Only files new to the index make a big job (a first sync, a rebuild): a changed one changed in a few
+        # lines, as a rule, indexed here from the line diff long before workers would have started.
         changed = [disk[rel].size for rel in todo.check if rel not in known]
+        if progress is None and not manifest and self.bulk_progress is not None and sum(changed) >= parallel.MIN_BYTES:
+            with self.bulk_progress() as bar:
+                return self.sync_locked(bar, only, exact)
         if parallel.workers_for(changed) > 1:
             try:
                 return self._sync_in_workers(todo, {rel: disk[rel].size for rel in todo.check}, manifest, progress)
@@ -277,8 +285,7 @@ class Syncer:
         texts: dict[str, str],
         report: SyncReport,
     ) -> ManifestEntry | None:
-        """Read one file; index just its changed lines, or queue all its facts (and text) if its content
-        changed. None when it vanished."""
+        """Read one file; index just its changed lines, or queue its facts and text. None when it vanished."""
         before = self.last.take(rel)
         read: list[str] = []
 

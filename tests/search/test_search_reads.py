@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
+from wolfmem.search.ids import IdCache
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc
-from wolfmem.search.segments import document_number, stored_fields
+from wolfmem.search.segments import stored_fields
 from wolfmem.storage.catalog import Catalog
 
 QUERIES = ["budget harbour", "puppy name", "What did Ann say about the harbour budget?", "Biscuit", "tea coffee"]
@@ -26,12 +27,14 @@ def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: 
                                                            for line in range(1, 4 + n)] for m in range(1, 2 + n)}, [])
     searcher = index._folder.current_searcher()
     assert len(searcher.reader().leaf_readers()) > 1 and searcher.reader().has_deletions()
-    ids = [fields["doc_id"] for _, fields in searcher.iter_docs()]
-    for doc_id in ids:
-        number = document_number(searcher, "doc_id", doc_id)
-        assert number == searcher.document_number(doc_id=doc_id)
+    ids = IdCache().of(searcher)
+    live = [(number, fields) for number, fields in searcher.iter_docs()]
+    for number, fields in live:
+        assert ids.doc_id(number) == fields["doc_id"]
+        assert ids.number(fields["doc_id"]) == number == searcher.document_number(doc_id=fields["doc_id"])
         assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
-    assert document_number(searcher, "doc_id", "episodes/2024-01-09.md#1") is None
+    assert len(live) < searcher.doc_count_all()  # deleted documents' ids are there, never handed out
+    assert ids.number("episodes/2024-01-09.md#1") is None
     index.close()
 
 
@@ -98,3 +101,38 @@ def test_a_search_in_an_unchanged_index_reads_no_file_rows(memory: Memory, vault
     day(vault, "2024-01-03", ["Ann: the harbour budget again"])
     memory.search("budget harbour")
     assert "episodes/2024-01-01.md" in reads  # a commit changed the generation: every file's rows are read anew
+
+
+def test_an_id_two_documents_of_one_segment_hold_is_found_at_its_live_copy(tmp_path: Path) -> None:
+    index = FactIndex(tmp_path / "index")
+    index.open()
+    writer = index._folder.ix.writer()  # one writer keeps both copies of a key added twice
+    for text in ("old", "new"):
+        writer.add_document(doc_id="knowledge/a.md#1", path="knowledge/a.md", source="knowledge", text=text)
+    writer.add_document(doc_id="knowledge/a.md#2", path="knowledge/a.md", source="knowledge", text="other")
+    writer.commit()
+    searcher = index._folder.current_searcher()
+    assert IdCache().of(searcher).number("knowledge/a.md#1") == 0
+    writer = index._folder.ix.writer()
+    writer.delete_document(0)
+    writer.commit(optimize=False)
+    searcher = index._folder.current_searcher()
+    ids = IdCache().of(searcher)
+    assert ids.number("knowledge/a.md#1") == searcher.document_number(doc_id="knowledge/a.md#1") == 1
+    assert [ids.doc_id(n) for n in range(3)] == ["knowledge/a.md#1", "knowledge/a.md#1", "knowledge/a.md#2"]
+    index.close()
+
+
+def test_a_watching_process_drops_the_facts_another_process_deleted(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        memory.watch()
+        assert ranked(memory) == fresh(vault, config)
+        (vault / "episodes" / "2024-01-01.md").unlink()
+        day(vault, "2024-01-03", ["Ann: harbour budget news", "Bo: Biscuit again"])
+        with Memory(vault, config) as other:
+            other.sync()  # another process's commits: a deletion and a new segment
+        after = ranked(memory)
+        assert after == fresh(vault, config)
+        assert not any(path.endswith("01-01.md") for hits in after for path, _, _, _ in hits)
+        assert any(path.endswith("01-03.md") for hits in after for path, _, _, _ in hits)

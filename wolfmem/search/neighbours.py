@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
-from wolfmem.search.schema import IndexHit
+from wolfmem.search.schema import IndexHit, Placed
 
 # Facts this many lines either side (in one run of lines) are a fact's neighbours.
 SPAN = 2
@@ -32,7 +33,7 @@ class Neighbour:
     credit: float
 
 
-def credit(pool: Sequence[IndexHit], near: Mapping[str, Sequence[tuple[str, int]]], part: float = PART
+def credit(pool: Sequence[IndexHit | Placed], near: Mapping[str, Sequence[tuple[str, int]]], part: float = PART
            ) -> dict[str, Neighbour]:
     """What each neighbour of a pooled hit earns: `part` of its best pooled neighbour's score.
 
@@ -53,18 +54,23 @@ def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[
     `facts` maps a line to the id of the fact on it. A blank line or a heading breaks the run, so a
     fact's neighbours stay within its own list.
     """
-    found = []
-    for step in (-1, 1):
-        at = line + step
-        while abs(at - line) <= span and at in facts:
-            found.append((facts[at], at))
-            at += step
-    return sorted(found, key=lambda row: row[1])
+    above = []
+    at = line - 1
+    while line - at <= span and at in facts:
+        above.append((facts[at], at))
+        at -= 1
+    above.reverse()
+    at = line + 1
+    while at - line <= span and at in facts:
+        above.append((facts[at], at))
+        at += 1
+    return above
 
 
-def merged(
-    pool: Sequence[IndexHit], earned: Mapping[str, Neighbour], fetched: Mapping[str, IndexHit]
-) -> list[IndexHit]:
+Ranked = TypeVar("Ranked", IndexHit, Placed)
+
+
+def merged(pool: Sequence[Ranked], earned: Mapping[str, Neighbour], fetched: Mapping[str, Ranked]) -> list[Ranked]:
     """The pool with each hit's neighbour credit added, plus the credited neighbours it did not hold."""
     scored = {}
     for hit in pool:

@@ -61,6 +61,17 @@ class IndexHit:
 
 
 @dataclass(frozen=True)
+class Placed:
+    """A fact a search ranked, before its stored text is read: its document number, id, file, line and score."""
+
+    number: int
+    doc_id: str
+    path: str
+    line: int
+    score: float
+
+
+@dataclass(frozen=True)
 class Filters:
     """Restrictions on which facts a search may return."""
 
@@ -173,6 +184,11 @@ def fields(doc: FactDoc) -> dict[str, object]:
         "date": doc.date,
         "key": doc.key,
     }
+
+
+def path_of(doc_id: str) -> str:
+    """The file a fact's id names (every fact's id is `path#key`)."""
+    return doc_id.rpartition("#")[0]
 
 
 def hit(result, score: float, line: int) -> IndexHit:

@@ -41,7 +41,6 @@ from wolfmem.search.schema import (
 from wolfmem.search.segments import WORKER_SCRATCH, abandon, stored_fields
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
 
-
 Part = TypeVar("Part", bound=BulkPart)
 
 # Extra hits fetched so that facts a crashed writer left behind (not in the catalog) can be dropped.

@@ -31,10 +31,11 @@ def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: 
     live = [(number, fields) for number, fields in searcher.iter_docs()]
     for number, fields in live:
         assert ids.doc_id(number) == fields["doc_id"]
-        assert ids.number(fields["doc_id"]) == number == searcher.document_number(doc_id=fields["doc_id"])
+        assert searcher.document_number(doc_id=fields["doc_id"]) == number
+        assert ids.live_numbers([fields["doc_id"]]) == {fields["doc_id"]: number}
         assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
     assert len(live) < searcher.doc_count_all()  # deleted documents' ids are there, never handed out
-    assert ids.number("episodes/2024-01-09.md#1") is None
+    assert ids.live_numbers(["episodes/2024-01-09.md#1"]) == {}
     index.close()
 
 
@@ -112,13 +113,14 @@ def test_an_id_two_documents_of_one_segment_hold_is_found_at_its_live_copy(tmp_p
     writer.add_document(doc_id="knowledge/a.md#2", path="knowledge/a.md", source="knowledge", text="other")
     writer.commit()
     searcher = index._folder.current_searcher()
-    assert IdCache().of(searcher).number("knowledge/a.md#1") == 0
+    assert IdCache().of(searcher).live_numbers(["knowledge/a.md#1"]) == {"knowledge/a.md#1": 0}
     writer = index._folder.ix.writer()
     writer.delete_document(0)
     writer.commit(optimize=False)
     searcher = index._folder.current_searcher()
     ids = IdCache().of(searcher)
-    assert ids.number("knowledge/a.md#1") == searcher.document_number(doc_id="knowledge/a.md#1") == 1
+    assert ids.live_numbers(["knowledge/a.md#1"]) == {"knowledge/a.md#1": 1}
+    assert searcher.document_number(doc_id="knowledge/a.md#1") == 1
     assert [ids.doc_id(n) for n in range(3)] == ["knowledge/a.md#1", "knowledge/a.md#1", "knowledge/a.md#2"]
     index.close()
 

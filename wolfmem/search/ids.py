@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,16 +42,17 @@ class SegmentIds:
         at = int(self.id_of[number])
         return None if at < 0 else self._text(at).decode()
 
-    def numbers(self, doc_id: str) -> tuple[int, ...]:
-        """The document numbers holding an id, deleted ones included."""
-        key = doc_id.encode()
-        wanted = hash(key)
-        low = int(np.searchsorted(self.hashes, wanted, "left"))
-        high = int(np.searchsorted(self.hashes, wanted, "right"))
-        for at in (int(n) for n in self.by_hash[low:high]):
-            if self._text(at) == key:
-                return self.shared.get(at, (int(self.first[at]),))
-        return ()
+    def numbers(self, doc_ids: Sequence[str]) -> list[tuple[int, ...]]:
+        """The document numbers holding each id, deleted ones included (none for an id not here)."""
+        keys = [doc_id.encode() for doc_id in doc_ids]
+        wanted = np.array([hash(key) for key in keys], dtype=np.int64)
+        lows = np.searchsorted(self.hashes, wanted, "left").tolist()
+        highs = np.searchsorted(self.hashes, wanted, "right").tolist()
+        found: list[tuple[int, ...]] = []
+        for key, low, high in zip(keys, lows, highs, strict=True):
+            ats = [at for at in self.by_hash[low:high].tolist() if self._text(at) == key]
+            found.append(self.shared.get(ats[0], (int(self.first[ats[0]]),)) if ats else ())
+        return found
 
     def _text(self, at: int) -> bytes:
         return self.blob[int(self.starts[at]):int(self.starts[at + 1])]
@@ -113,13 +114,18 @@ class SearcherIds:
         _, offset, ids = self._leaves[bisect.bisect_right(self._starts, number) - 1]
         return ids.doc_id(number - offset)
 
-    def number(self, doc_id: str) -> int | None:
-        """The document number of the live fact holding an id (the first, as Whoosh's lookup), or None."""
+    def live_numbers(self, doc_ids: Sequence[str]) -> dict[str, int]:
+        """The document number of the live fact holding each id (the first, as Whoosh's lookup); others left out."""
+        found: dict[str, int] = {}
         for reader, offset, ids in self._leaves:
-            for number in ids.numbers(doc_id):
-                if not reader.is_deleted(number):  # type: ignore[attr-defined]
-                    return offset + number
-        return None
+            wanted = [doc_id for doc_id in doc_ids if doc_id not in found]
+            if not wanted:
+                break
+            for doc_id, numbers in zip(wanted, ids.numbers(wanted), strict=True):
+                live = [number for number in numbers if not reader.is_deleted(number)]  # type: ignore[attr-defined]
+                if live:
+                    found[doc_id] = offset + live[0]
+        return found
 
 
 class IdCache:

@@ -294,11 +294,12 @@ class FactIndex:
             best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
                                 self._docs(searcher, wanted), self._docs(searcher, mask), extra)
             ids = self._ids.of(searcher)
-        found = [(number, score, doc_id) for number, score in best if (doc_id := ids.doc_id(number)) is not None]
+        found = [(number, score, doc_id, path_of(doc_id)) for number, score in best
+                 if (doc_id := ids.doc_id(number)) is not None]
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, (path_of(doc_id) for _, _, doc_id in found))
-        placed = [Placed(number, doc_id, path_of(doc_id), line, score) for number, score, doc_id in found
-                  if (line := maps[path_of(doc_id)].line_of.get(doc_id)) is not None]  # else a crashed writer's
+        maps = self._lines.of(self.catalog, (path for *_, path in found))
+        placed = [Placed(number, doc_id, path, line, score) for number, score, doc_id, path in found
+                  if (line := maps[path].line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
         return placed[:limit]
 
     def stored(self, placed: Sequence[Placed]) -> list[IndexHit]:
@@ -338,12 +339,8 @@ class FactIndex:
         searcher = self._folder.current_searcher()
         with self._folder.reading():
             ids = self._ids.of(searcher)
-        found = {}
-        for doc_id, line in lines.items():
-            number = ids.number(doc_id)
-            if number is not None:
-                found[doc_id] = Placed(number, doc_id, path_of(doc_id), line, 0.0)
-        return found
+        return {doc_id: Placed(number, doc_id, path_of(doc_id), lines[doc_id], 0.0)
+                for doc_id, number in ids.live_numbers(list(lines)).items()}
 
     def count(self) -> int:
         """How many facts the index holds."""

@@ -13,8 +13,8 @@ that counting a block's further hits less (a diversity rule) lost recall on both
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import TypeVar
+from dataclasses import replace
+from typing import NamedTuple, TypeVar
 
 from wolfmem.search.schema import IndexHit, Placed
 
@@ -24,9 +24,11 @@ SPAN = 2
 PART = 0.5
 
 
-@dataclass(frozen=True)
-class Neighbour:
-    """A fact next to a candidate: its id, its current line, and the score it earns from there."""
+class Neighbour(NamedTuple):
+    """A fact next to a candidate: its id, its current line, and the score it earns from there.
+
+    A tuple, not a dataclass: a search makes about a hundred of them, and a tuple is made 3× faster.
+    """
 
     doc_id: str
     line: int
@@ -39,13 +41,13 @@ def credit(pool: Sequence[IndexHit | Placed], near: Mapping[str, Sequence[tuple[
 
     `near` holds each pooled hit's neighbours (id, line) by the hit's id.
     """
-    earned: dict[str, Neighbour] = {}
+    best: dict[str, tuple[float, int]] = {}
     for hit in pool:
+        value = part * hit.score
         for doc_id, line in near.get(hit.doc_id, ()):
-            value = part * hit.score
-            if doc_id != hit.doc_id and (doc_id not in earned or earned[doc_id].credit < value):
-                earned[doc_id] = Neighbour(doc_id, line, value)
-    return earned
+            if doc_id != hit.doc_id and (doc_id not in best or best[doc_id][0] < value):
+                best[doc_id] = (value, line)
+    return {doc_id: Neighbour(doc_id, line, value) for doc_id, (value, line) in best.items()}
 
 
 def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[str, int]]:

@@ -30,7 +30,7 @@ def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: 
     ids = IdCache().of(searcher)
     live = [(number, fields) for number, fields in searcher.iter_docs()]
     for number, fields in live:
-        assert ids.doc_id(number) == fields["doc_id"]
+        assert ids.doc_ids([number]) == [fields["doc_id"]]
         assert searcher.document_number(doc_id=fields["doc_id"]) == number
         assert ids.live_numbers([fields["doc_id"]]) == {fields["doc_id"]: number}
         assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
@@ -121,7 +121,7 @@ def test_an_id_two_documents_of_one_segment_hold_is_found_at_its_live_copy(tmp_p
     ids = IdCache().of(searcher)
     assert ids.live_numbers(["knowledge/a.md#1"]) == {"knowledge/a.md#1": 1}
     assert searcher.document_number(doc_id="knowledge/a.md#1") == 1
-    assert [ids.doc_id(n) for n in range(3)] == ["knowledge/a.md#1", "knowledge/a.md#1", "knowledge/a.md#2"]
+    assert ids.doc_ids([0, 1, 2]) == ["knowledge/a.md#1", "knowledge/a.md#1", "knowledge/a.md#2"]
     index.close()
 
 

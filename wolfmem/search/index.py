@@ -22,7 +22,7 @@ from wolfmem.search import scoring
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.ids import IdCache
 from wolfmem.search.increment import Change
-from wolfmem.search.lines import LineMaps
+from wolfmem.search.lines import FileLines, LineMaps
 from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
@@ -64,6 +64,8 @@ class FactIndex:
         self._frequencies: dict[tuple[str, str], int] = {}
         self._lines = LineMaps()
         self._ids = IdCache()
+        # The line maps the last search placed its hits by, and the snapshot it ran in.
+        self._pool_lines: tuple[int | None, dict[str, FileLines]] = (None, {})
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -294,10 +296,12 @@ class FactIndex:
             best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
                                 self._docs(searcher, wanted), self._docs(searcher, mask), extra)
             ids = self._ids.of(searcher)
-        found = [(number, score, doc_id, path_of(doc_id)) for number, score in best
-                 if (doc_id := ids.doc_id(number)) is not None]
+        found = [(number, score, doc_id, path_of(doc_id))
+                 for (number, score), doc_id in zip(best, ids.doc_ids([number for number, _ in best]), strict=True)
+                 if doc_id is not None]
         assert self.catalog is not None
         maps = self._lines.of(self.catalog, (path for *_, path in found))
+        self._pool_lines = (self._folder.snapshot_id(), maps)
         placed = [Placed(number, doc_id, path, line, score) for number, score, doc_id, path in found
                   if (line := maps[path].line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
         return placed[:limit]
@@ -329,9 +333,15 @@ class FactIndex:
         return [hit(result, score, lines[result["doc_id"]]) for result, score in results if result["doc_id"] in lines]
 
     def near_all(self, hits: Sequence[Placed], span: int) -> dict[str, list[tuple[str, int]]]:
-        """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""
+        """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines.
+
+        Within one snapshot the line maps the ranking placed its hits by are used again.
+        """
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, (one.path for one in hits))
+        paths = {one.path for one in hits}
+        of, maps = self._pool_lines
+        if of is None or of != self._folder.snapshot_id() or not paths <= maps.keys():
+            maps = self._lines.of(self.catalog, paths)
         return {one.doc_id: run_of(maps[one.path].fact_at, one.line, span) for one in hits}
 
     def fetch(self, lines: Mapping[str, int]) -> dict[str, Placed]:

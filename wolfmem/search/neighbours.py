@@ -13,8 +13,7 @@ that counting a block's further hits less (a diversity rule) lost recall on both
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from wolfmem.search.schema import IndexHit, Placed
 
@@ -69,15 +68,12 @@ def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[
     return above
 
 
-Ranked = TypeVar("Ranked", IndexHit, Placed)
-
-
-def merged(pool: Sequence[Ranked], earned: Mapping[str, Neighbour], fetched: Mapping[str, Ranked]) -> list[Ranked]:
+def merged(pool: Sequence[Placed], earned: Mapping[str, Neighbour], fetched: Mapping[str, Placed]) -> list[Placed]:
     """The pool with each hit's neighbour credit added, plus the credited neighbours it did not hold."""
     scored = {}
     for hit in pool:
-        scored[hit.doc_id] = replace(hit, score=hit.score + earned[hit.doc_id].credit) if hit.doc_id in earned else hit
+        scored[hit.doc_id] = hit._replace(score=hit.score + earned[hit.doc_id].credit) if hit.doc_id in earned else hit
     for doc_id, neighbour in earned.items():
         if doc_id not in scored and doc_id in fetched:
-            scored[doc_id] = replace(fetched[doc_id], score=neighbour.credit)
+            scored[doc_id] = fetched[doc_id]._replace(score=neighbour.credit)
     return list(scored.values())

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from whoosh import query as wq
 from whoosh.analysis import Filter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter, Token, Tokenizer
@@ -60,9 +60,11 @@ class IndexHit:
     doc_id: str = ""
 
 
-@dataclass(frozen=True)
-class Placed:
-    """A fact a search ranked, before its stored text is read: its document number, id, file, line and score."""
+class Placed(NamedTuple):
+    """A fact a search ranked, before its stored text is read: its document number, id, file, line and score.
+
+    A tuple, not a dataclass: a search places about 40 of them, and a tuple is made 3× faster.
+    """
 
     number: int
     doc_id: str

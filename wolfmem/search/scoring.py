@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -38,6 +38,19 @@ class _Postings:
     ids: np.ndarray  # document numbers within the segment
     tf: np.ndarray
     length: np.ndarray  # the field's stored length of each document
+    # Each posting's BM25 before the clause's boost, for the last idf and average length asked (8 bytes
+    # a posting more): a watching process's searches reuse it until a commit moves either.
+    scored: dict[tuple[float, float], np.ndarray] = field(default_factory=dict, compare=False)
+
+    def bm25(self, idf: float, average: float) -> np.ndarray:
+        """Each posting's BM25 under this idf and average field length (Whoosh's BM25F, boost 1)."""
+        found = self.scored.get((idf, average))
+        if found is None:
+            tf = self.tf
+            found = idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * self.length / average)))
+            self.scored.clear()
+            self.scored[(idf, average)] = found
+        return found
 
 
 _EMPTY = _Postings(np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64))
@@ -154,10 +167,7 @@ def _selected(
                 continue
             if clause not in stats:
                 stats[clause] = searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1
-            idf, average = stats[clause]
-            tf = postings.tf
-            part = clause.boost * (idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * postings.length / average))))
-            total[postings.ids] += part  # a term's postings name each document once
+            total[postings.ids] += clause.boost * postings.bm25(*stats[clause])  # each document once per term
             touched = True
         if not touched:
             continue

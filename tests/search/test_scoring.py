@@ -64,3 +64,12 @@ def test_the_cache_keeps_postings_within_its_budget(filled: Memory) -> None:
         for word in WORDS:
             cache.postings(reader, "text", word)
     assert 0 < cache._size <= 12
+
+
+def test_field_lengths_read_in_one_go_are_whooshs_own(filled: Memory) -> None:
+    for reader, _ in filled.index._folder.current_searcher().reader().leaf_readers():
+        for field in FIELD_WEIGHTS:
+            codes = scoring.field_lengths(reader, field)
+            assert len(codes) == reader.doc_count_all() > 0
+            assert [scoring._BYTE_LENGTH[code] if code else None for code in codes] == [
+                reader.doc_field_length(n, field) for n in range(reader.doc_count_all())]

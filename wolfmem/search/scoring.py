@@ -17,11 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+from whoosh.util.numeric import byte_to_length
 
 # Postings kept in memory across searches (about 12 bytes each): a term is read again when it
 # fell out. A question's terms are rarer than this by far; a common term alone can hold a lot.
 MAX_CACHED_POSTINGS = 1_500_000
 B, K1 = 0.75, 1.2
+# Segments whose field lengths are kept (two fields each; a vault has a handful of segments).
+_LENGTH_COLUMNS = 64
+# The field length each of Whoosh's one-byte length codes stands for.
+_BYTE_LENGTH = np.array([byte_to_length(code) for code in range(256)], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,8 @@ class PostingCache:
         self.budget = budget
         self._kept: OrderedDict[tuple[str, str, str], _Postings] = OrderedDict()
         self._size = 0
+        # Each segment's field lengths (one byte a document), read once.
+        self._lengths: dict[tuple[str, str], np.ndarray] = {}
         self._guard = threading.Lock()
 
     def postings(self, reader, field: str, term: str) -> _Postings:
@@ -73,7 +81,15 @@ class PostingCache:
             if found is not None:
                 self._kept.move_to_end(key)
                 return found
-        found = _read(reader, field, term)
+        segment = key[0]
+        lengths = self._lengths.get((segment, field))
+        if lengths is None:
+            lengths = field_lengths(reader, field)
+            with self._guard:
+                if len(self._lengths) >= _LENGTH_COLUMNS:
+                    self._lengths.clear()
+                self._lengths[(segment, field)] = lengths
+        found = _read(reader, field, term, lengths)
         with self._guard:
             if key not in self._kept and len(found.ids) <= self.budget:
                 self._kept[key] = found
@@ -89,8 +105,11 @@ def _segment_key(reader) -> str:
     return segment.segment_id() if segment is not None else str(id(reader))
 
 
-def _read(reader, field: str, term: str) -> _Postings:
-    """Decode a term's postings block by block (Whoosh's own block arrays), deleted documents included."""
+def _read(reader, field: str, term: str, lengths: np.ndarray) -> _Postings:
+    """Decode a term's postings block by block (Whoosh's own block arrays), deleted documents included.
+
+    `lengths` holds the field's length byte of each of the segment's documents (`field_lengths`).
+    """
     if (field, term) not in reader:
         return _EMPTY
     # The raw matcher of the segment's term file: the reader's own wraps it to skip deletions one
@@ -107,12 +126,26 @@ def _read(reader, field: str, term: str) -> _Postings:
     if not ids:
         return _EMPTY
     numbers = np.concatenate(ids)
-    lengths = [reader.doc_field_length(int(n), field) for n in numbers]
-    if not all(lengths):
+    codes = lengths[numbers]
+    if not codes.all():
         # A document that holds the term has a length: none means the segment's length file is cut short,
         # which the index folder answers (as for any damaged segment) by rebuilding from the files.
         raise ValueError(f"no {field} length for a document holding {term!r}: the segment's lengths are damaged")
-    return _Postings(numbers, np.concatenate(tfs), np.array(lengths, dtype=np.float64))
+    return _Postings(numbers, np.concatenate(tfs), _BYTE_LENGTH[codes])
+
+
+def field_lengths(reader, field: str) -> np.ndarray:
+    """A segment's length byte of one field for every document (0: none), read in one go.
+
+    Whoosh stores each length as one byte (`length_to_byte`) in a column one byte a document; a
+    column shorter than the segment (its file cut short) leaves the rest 0, as Whoosh reads them.
+    """
+    codes = np.zeros(reader.doc_count_all(), dtype=np.uint8)
+    column = reader._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)
+    if column is not None:
+        count = min(column._count, len(codes))
+        codes[:count] = np.frombuffer(column._dbfile.get(column._basepos, count), dtype=np.uint8)
+    return codes
 
 
 def best(

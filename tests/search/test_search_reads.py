@@ -138,3 +138,22 @@ def test_a_watching_process_drops_the_facts_another_process_deleted(vault: Path,
         assert after == fresh(vault, config)
         assert not any(path.endswith("01-01.md") for hits in after for path, _, _, _ in hits)
         assert any(path.endswith("01-03.md") for hits in after for path, _, _, _ in hits)
+
+
+def test_neighbours_outside_a_snapshot_are_placed_by_the_catalog_as_it_is_now(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        index = memory.index
+        memory.sync()
+        pool = index.ranked({"biscuit": 1.0}, limit=5)
+        before = index.near_all(pool, 2)
+        text = (vault / "episodes" / "2024-01-02.md").read_text("utf-8")
+        (vault / "episodes" / "2024-01-02.md").write_text(text.replace("## 10:00", "x\n\ny\n\n## 10:00"))
+        with Memory(vault, config) as other:
+            other.sync()  # only the catalog's lines move: the Whoosh searcher stays the same
+        after = index.near_all(pool, 2)
+        moved = [doc_id for doc_id in before if doc_id.startswith("episodes/2024-01-02.md")]
+        assert moved and all(after[doc_id] != before[doc_id] for doc_id in moved if before[doc_id])
+        with index.snapshot():
+            again = index.ranked({"biscuit": 1.0}, limit=5)
+            assert index.near_all(again, 2) == index.near_all(again, 2)

@@ -1,6 +1,6 @@
 """The fact-level full-text index: what is written to it and what is read from it.
 
-Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`) and by the shared stemmers.
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`) and by the shared stemmers.
 """
 
 from __future__ import annotations

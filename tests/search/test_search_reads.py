@@ -95,8 +95,8 @@ def test_a_search_in_an_unchanged_index_reads_no_file_rows(memory: Memory, vault
     memory.watch()
     memory.search("budget harbour")
     reads: list[str] = []
-    rows = Catalog.doc_rows
-    monkeypatch.setattr(Catalog, "doc_rows", lambda self, path: reads.append(path) or rows(self, path))
+    rows = Catalog.file_lines
+    monkeypatch.setattr(Catalog, "file_lines", lambda self, paths: reads.extend(paths) or rows(self, paths))
     memory.search("budget harbour")
     assert reads == []
     day(vault, "2024-01-03", ["Ann: the harbour budget again"])

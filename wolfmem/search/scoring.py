@@ -81,15 +81,9 @@ class PostingCache:
             if found is not None:
                 self._kept.move_to_end(key)
                 return found
-        segment = key[0]
-        lengths = self._lengths.get((segment, field))
-        if lengths is None:
-            lengths = field_lengths(reader, field)
-            with self._guard:
-                if len(self._lengths) >= _LENGTH_COLUMNS:
-                    self._lengths.clear()
-                self._lengths[(segment, field)] = lengths
-        found = _read(reader, field, term, lengths)
+        found = _EMPTY
+        if (field, term) in reader:
+            found = _read(reader, field, term, self._field_lengths(reader, key[0], field))
         with self._guard:
             if key not in self._kept and len(found.ids) <= self.budget:
                 self._kept[key] = found
@@ -100,18 +94,29 @@ class PostingCache:
         return found
 
 
+    def _field_lengths(self, reader, segment: str, field: str) -> np.ndarray:
+        lengths = self._lengths.get((segment, field))
+        if lengths is None:
+            lengths = field_lengths(reader, field)
+            with self._guard:
+                if len(self._lengths) >= _LENGTH_COLUMNS:
+                    self._lengths.clear()
+                self._lengths[(segment, field)] = lengths
+        return lengths
+
+
 def _segment_key(reader) -> str:
     segment = reader.segment()
     return segment.segment_id() if segment is not None else str(id(reader))
 
 
 def _read(reader, field: str, term: str, lengths: np.ndarray) -> _Postings:
-    """Decode a term's postings block by block (Whoosh's own block arrays), deleted documents included.
+    """Decode the postings of a term the segment holds, block by block (Whoosh's own block arrays).
+
+    Deleted documents are included (the live mask drops them).
 
     `lengths` holds the field's length byte of each of the segment's documents (`field_lengths`).
     """
-    if (field, term) not in reader:
-        return _EMPTY
     # The raw matcher of the segment's term file: the reader's own wraps it to skip deletions one
     # posting at a time, which the live mask does here for the whole array at once.
     matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)

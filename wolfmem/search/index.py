@@ -55,7 +55,6 @@ class FactIndex:
 
     def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
         self._folder = IndexFolder(directory, lock)
-        self.analyzer = fact_analyzer()
         # Segments never change, so their postings and the searcher's filter masks are kept between searches.
         self._postings = scoring.PostingCache()
         self._masks_of: object = None
@@ -248,8 +247,11 @@ class FactIndex:
 
     # -- reading --------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
-        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
-        return [token.text for token in self.analyzer(text)]
+        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text, in order.
+
+        Each distinct word is analysed once and remembered, as in `terms_in` (a query's words recur).
+        """
+        return [term for word in text.split() for term in _word_terms(word)]
 
     def terms_in(self, text: str) -> set[str]:
         """The set of index terms of a piece of text, each distinct word analysed once and remembered."""

@@ -73,3 +73,13 @@ def test_field_lengths_read_in_one_go_are_whooshs_own(filled: Memory) -> None:
             assert len(codes) == reader.doc_count_all() > 0
             assert [scoring._BYTE_LENGTH[code] if code else None for code in codes] == [
                 reader.doc_field_length(n, field) for n in range(reader.doc_count_all())]
+
+
+def test_the_idf_counted_from_cached_postings_is_whooshs_to_the_bit(filled: Memory) -> None:
+    searcher = filled.index._folder.current_searcher()
+    assert searcher.reader().has_deletions()
+    cache = scoring.PostingCache()
+    for word in [*WORDS, "absent"]:
+        for field in FIELD_WEIGHTS:
+            ours = scoring._idf(searcher, cache, scoring.Clause(field, word, 1.0))
+            assert ours == searcher.weighting.idf(searcher, field, word)

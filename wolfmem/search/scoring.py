@@ -11,6 +11,7 @@ segment and block, one Python call per posting) were three quarters of a search 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+from whoosh.reading import SegmentReader, TermNotFound
 from whoosh.util.numeric import byte_to_length
 
 # Postings kept in memory across searches (about 12 bytes each): a term is read again when it
@@ -82,8 +84,9 @@ class PostingCache:
                 self._kept.move_to_end(key)
                 return found
         found = _EMPTY
-        if (field, term) in reader:
-            found = _read(reader, field, term, self._field_lengths(reader, key[0], field))
+        info = _term_info(reader, field, term)
+        if info is not None:
+            found = _read(reader, field, term, info, self._field_lengths(reader, key[0], field))
         with self._guard:
             if key not in self._kept and len(found.ids) <= self.budget:
                 self._kept[key] = found
@@ -110,7 +113,17 @@ def _segment_key(reader) -> str:
     return segment.segment_id() if segment is not None else str(id(reader))
 
 
-def _read(reader, field: str, term: str, lengths: np.ndarray) -> _Postings:
+def _term_info(reader, field: str, term: str):
+    """A term's entry in a segment's term file, or None: one lookup (a membership test was a second)."""
+    if not isinstance(reader, SegmentReader):
+        return None  # an empty index's reader holds no term
+    try:
+        return reader._terms.term_info(field, reader._text_to_bytes(field, term))
+    except TermNotFound:
+        return None
+
+
+def _read(reader, field: str, term: str, info, lengths: np.ndarray) -> _Postings:
     """Decode the postings of a term the segment holds, block by block (Whoosh's own block arrays).
 
     Deleted documents are included (the live mask drops them).
@@ -119,7 +132,9 @@ def _read(reader, field: str, term: str, lengths: np.ndarray) -> _Postings:
     """
     # The raw matcher of the segment's term file: the reader's own wraps it to skip deletions one
     # posting at a time, which the live mask does here for the whole array at once.
-    matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)
+    terms = reader._terms
+    matcher = terms._codec.postings_reader(terms._postfile, info, reader.schema[field].format,
+                                           term=(field, reader._text_to_bytes(field, term)))
     ids: list[np.ndarray] = []
     tfs: list[np.ndarray] = []
     while matcher.is_active():
@@ -204,7 +219,7 @@ def _selected(
             if not len(postings.ids):
                 continue
             if clause not in stats:
-                stats[clause] = searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1
+                stats[clause] = _idf(searcher, cache, clause), searcher.avg_field_length(clause.field) or 1
             total[postings.ids] += clause.boost * postings.bm25(*stats[clause])  # each document once per term
             touched = True
         if not touched:
@@ -231,6 +246,20 @@ def _selected(
         number, score = number[keep], score[keep]
     order = np.lexsort((number, -score))[:limit]
     return [(int(number[i]), float(score[i])) for i in order]
+
+
+def _idf(searcher, cache: PostingCache, clause: Clause) -> float:
+    """Whoosh's idf of a term (its searcher's, remembered there as Whoosh does), counted from the cached postings.
+
+    Whoosh's own counts the term's entries in every segment's term file again: the postings already
+    read hold each segment's count (deleted documents included, as in the term file).
+    """
+    known = searcher._idf_cache
+    key = (clause.field, clause.term)
+    if key not in known:
+        held = sum(len(cache.postings(reader, *key).ids) for reader, _ in searcher.reader().leaf_readers())
+        known[key] = math.log(searcher.doc_count_all() / (held + 1)) + 1  # whoosh.scoring.WeightingModel.idf
+    return known[key]
 
 
 def docs_mask(searcher, query) -> np.ndarray:

@@ -35,7 +35,7 @@ class SegmentIds:
     first: np.ndarray  # per id, the first document number holding it
     hashes: np.ndarray  # hash of each id's bytes, sorted
     by_hash: np.ndarray  # the id index of each sorted hash
-    shared: dict[int, tuple[int, ...]]  # ids more than one document holds (deleted copies): all their numbers
+    shared: dict[int, tuple[int, ...]]  # ids more than one document holds: all their numbers
 
     def doc_id(self, number: int) -> str | None:
         """The id of the fact at a document number of the segment (None: a document without one)."""
@@ -69,7 +69,8 @@ def read(reader) -> SegmentIds:
     for key, info in _entries(table, prefix):
         _, _, frequency, _, _, _, first, _ = _TERM_INFO.unpack_from(info)
         if frequency > 1:
-            # Only a deleted copy shares an id within a segment: its postings list every holder.
+            # An id held twice in one segment (a copy since deleted, or a key one writer added twice):
+            # its postings list every holder.
             shared[len(keys)] = tuple(terms.matcher(FIELD, key, reader.schema[FIELD].format).all_ids())
         keys.append(key)
         firsts.append(first)
@@ -86,7 +87,10 @@ def read(reader) -> SegmentIds:
 
 
 def _entries(table, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """The (term, term info) entries of one field, read from one copy of the table's bytes from there on."""
+    """The (term, term info) entries of one field, parsed from one copy of the table's bytes from there on.
+
+    The copy runs to the table's end (the fields after this one too): one read per segment, once.
+    """
     start = table.closest_key_pos(prefix)
     if start is None:
         return

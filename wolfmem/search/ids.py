@@ -5,7 +5,7 @@ neighbours needs only each fact's id, yet reading it from the stored fields mean
 and unpickling each document (a quarter of a keyword search at 10k facts, BENCHMARKS.md). A
 segment never changes once written (a deletion only marks documents), so its ids are read once
 from its term file, whose `doc_id` entries each name the document holding them, and kept as
-arrays for as long as the segment is searched: about 50 bytes a fact, 3 µs a fact to read.
+arrays for as long as the segment is searched: about 70 bytes a fact, 3 µs a fact to read.
 """
 
 from __future__ import annotations

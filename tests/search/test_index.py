@@ -12,7 +12,7 @@ from wolfmem import Config, Memory
 from wolfmem.core.tokens import stem
 from wolfmem.search.folder import SCHEMA_VERSION
 from wolfmem.search.index import FactIndex
-from wolfmem.search.schema import FactDoc, Filters
+from wolfmem.search.schema import FactDoc, Filters, fact_analyzer
 
 
 def doc(path: str, line: int, text: str, section: str = "", date: str = "", doc_id: str | None = None) -> FactDoc:
@@ -207,3 +207,11 @@ def test_a_segment_file_cut_short_is_found_when_read_moved_aside_and_rebuilt(
     assert any("moved it aside" in r.getMessage() and "rebuilt" in r.getMessage() for r in caplog.records)
     (fault,) = replaced_files(index_dir.parent)
     assert fault.message.startswith("index was found damaged") and "rebuilt from the files" in fault.message
+
+
+@pytest.mark.parametrize("text", [
+    "What did Sarah say about the harbour budget?", "config.yaml and os.path.join(x)", "cafe\u0301 na\u0308ive",
+    "e-mail\u2028re:work\u00a0tabs\tand  spaces", "a \u0301b", "The THE the", "", "2024-01-09 at 10:00",
+])
+def test_a_text_analysed_word_by_word_gives_the_analyzers_own_terms(tmp_path: Path, text: str) -> None:
+    assert FactIndex(tmp_path / "index").analyse(text) == [token.text for token in fact_analyzer()(text)]

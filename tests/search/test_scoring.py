@@ -43,6 +43,16 @@ def test_the_ranking_is_whooshs_own(filled: Memory, terms: dict[str, float]) -> 
     assert ours == theirs and ours
 
 
+def test_scores_kept_between_searches_follow_a_commit_that_moves_idf_and_lengths(filled: Memory, vault: Path
+                                                                                  ) -> None:
+    terms = {"tea": 1.0, "garden": 0.5}
+    test_the_ranking_is_whooshs_own(filled, terms)  # the postings' scores are kept from here on
+    longer = "".join(f"- tea with a much longer line {n}\n" for n in range(9))
+    (vault / "episodes" / "2024-01-03.md").write_text("# 2024-01-03\n\n## 10:00 — Chat\n" + longer)
+    filled.sync()  # a new segment: more facts hold tea, and the text field's average length grows
+    test_the_ranking_is_whooshs_own(filled, terms)
+
+
 def test_deleted_facts_are_never_scored(filled: Memory) -> None:
     texts = [h.text for h in filled.index.search({"note": 1.0}, Filters(), limit=50)]
     assert len(texts) == 50 and not any(text.endswith(f"note {n}") for n in range(20, 30) for text in texts)
@@ -54,3 +64,22 @@ def test_the_cache_keeps_postings_within_its_budget(filled: Memory) -> None:
         for word in WORDS:
             cache.postings(reader, "text", word)
     assert 0 < cache._size <= 12
+
+
+def test_field_lengths_read_in_one_go_are_whooshs_own(filled: Memory) -> None:
+    for reader, _ in filled.index._folder.current_searcher().reader().leaf_readers():
+        for field in FIELD_WEIGHTS:
+            codes = scoring.field_lengths(reader, field)
+            assert len(codes) == reader.doc_count_all() > 0
+            assert [scoring._BYTE_LENGTH[code] if code else None for code in codes] == [
+                reader.doc_field_length(n, field) for n in range(reader.doc_count_all())]
+
+
+def test_the_idf_counted_from_cached_postings_is_whooshs_to_the_bit(filled: Memory) -> None:
+    searcher = filled.index._folder.current_searcher()
+    assert searcher.reader().has_deletions()
+    cache = scoring.PostingCache()
+    for word in [*WORDS, "absent"]:
+        for field in FIELD_WEIGHTS:
+            ours = scoring._idf(searcher, cache, scoring.Clause(field, word, 1.0))
+            assert ours == searcher.weighting.idf(searcher, field, word)

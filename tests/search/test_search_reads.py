@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
+from wolfmem.search.ids import IdCache
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc
-from wolfmem.search.segments import document_number, stored_fields
+from wolfmem.search.segments import stored_fields
 from wolfmem.storage.catalog import Catalog
 
 QUERIES = ["budget harbour", "puppy name", "What did Ann say about the harbour budget?", "Biscuit", "tea coffee"]
@@ -26,12 +27,15 @@ def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: 
                                                            for line in range(1, 4 + n)] for m in range(1, 2 + n)}, [])
     searcher = index._folder.current_searcher()
     assert len(searcher.reader().leaf_readers()) > 1 and searcher.reader().has_deletions()
-    ids = [fields["doc_id"] for _, fields in searcher.iter_docs()]
-    for doc_id in ids:
-        number = document_number(searcher, "doc_id", doc_id)
-        assert number == searcher.document_number(doc_id=doc_id)
+    ids = IdCache().of(searcher)
+    live = [(number, fields) for number, fields in searcher.iter_docs()]
+    for number, fields in live:
+        assert ids.doc_ids([number]) == [fields["doc_id"]]
+        assert searcher.document_number(doc_id=fields["doc_id"]) == number
+        assert ids.live_numbers([fields["doc_id"]]) == {fields["doc_id"]: number}
         assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
-    assert document_number(searcher, "doc_id", "episodes/2024-01-09.md#1") is None
+    assert len(live) < searcher.doc_count_all()  # deleted documents' ids are there, never handed out
+    assert ids.live_numbers(["episodes/2024-01-09.md#1"]) == {}
     index.close()
 
 
@@ -91,10 +95,65 @@ def test_a_search_in_an_unchanged_index_reads_no_file_rows(memory: Memory, vault
     memory.watch()
     memory.search("budget harbour")
     reads: list[str] = []
-    rows = Catalog.doc_rows
-    monkeypatch.setattr(Catalog, "doc_rows", lambda self, path: reads.append(path) or rows(self, path))
+    rows = Catalog.file_lines
+    monkeypatch.setattr(Catalog, "file_lines", lambda self, paths: reads.extend(paths) or rows(self, paths))
     memory.search("budget harbour")
     assert reads == []
     day(vault, "2024-01-03", ["Ann: the harbour budget again"])
     memory.search("budget harbour")
     assert "episodes/2024-01-01.md" in reads  # a commit changed the generation: every file's rows are read anew
+
+
+def test_an_id_two_documents_of_one_segment_hold_is_found_at_its_live_copy(tmp_path: Path) -> None:
+    index = FactIndex(tmp_path / "index")
+    index.open()
+    writer = index._folder.ix.writer()  # one writer keeps both copies of a key added twice
+    for text in ("old", "new"):
+        writer.add_document(doc_id="knowledge/a.md#1", path="knowledge/a.md", source="knowledge", text=text)
+    writer.add_document(doc_id="knowledge/a.md#2", path="knowledge/a.md", source="knowledge", text="other")
+    writer.commit()
+    searcher = index._folder.current_searcher()
+    assert IdCache().of(searcher).live_numbers(["knowledge/a.md#1"]) == {"knowledge/a.md#1": 0}
+    writer = index._folder.ix.writer()
+    writer.delete_document(0)
+    writer.commit(optimize=False)
+    searcher = index._folder.current_searcher()
+    ids = IdCache().of(searcher)
+    assert ids.live_numbers(["knowledge/a.md#1"]) == {"knowledge/a.md#1": 1}
+    assert searcher.document_number(doc_id="knowledge/a.md#1") == 1
+    assert ids.doc_ids([0, 1, 2]) == ["knowledge/a.md#1", "knowledge/a.md#1", "knowledge/a.md#2"]
+    index.close()
+
+
+def test_a_watching_process_drops_the_facts_another_process_deleted(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        memory.watch()
+        assert ranked(memory) == fresh(vault, config)
+        (vault / "episodes" / "2024-01-01.md").unlink()
+        day(vault, "2024-01-03", ["Ann: harbour budget news", "Bo: Biscuit again"])
+        with Memory(vault, config) as other:
+            other.sync()  # another process's commits: a deletion and a new segment
+        after = ranked(memory)
+        assert after == fresh(vault, config)
+        assert not any(path.endswith("01-01.md") for hits in after for path, _, _, _ in hits)
+        assert any(path.endswith("01-03.md") for hits in after for path, _, _, _ in hits)
+
+
+def test_neighbours_outside_a_snapshot_are_placed_by_the_catalog_as_it_is_now(vault: Path, config: Config) -> None:
+    seed(vault)
+    with Memory(vault, config) as memory:
+        index = memory.index
+        memory.sync()
+        pool = index.ranked({"biscuit": 1.0}, limit=5)
+        before = index.near_all(pool, 2)
+        text = (vault / "episodes" / "2024-01-02.md").read_text("utf-8")
+        (vault / "episodes" / "2024-01-02.md").write_text(text.replace("## 10:00", "x\n\ny\n\n## 10:00"))
+        with Memory(vault, config) as other:
+            other.sync()  # only the catalog's lines move: the Whoosh searcher stays the same
+        after = index.near_all(pool, 2)
+        moved = [doc_id for doc_id in before if doc_id.startswith("episodes/2024-01-02.md")]
+        assert moved and all(after[doc_id] != before[doc_id] for doc_id in moved if before[doc_id])
+        with index.snapshot():
+            again = index.ranked({"biscuit": 1.0}, limit=5)
+            assert index.near_all(again, 2) == index.near_all(again, 2)

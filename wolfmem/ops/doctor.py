@@ -168,7 +168,7 @@ def check_index(subject: Subject) -> Check:
         health = memory.status()["index"]
         index = memory.index
         word = "wolfmemprobe" + secrets.token_hex(4)
-        probe = FactDoc(doc_id=f"doctor-{word}", path=PROBE_PATH, source="knowledge", section="",
+        probe = FactDoc(doc_id=f"{PROBE_PATH}#doctor-{word}", path=PROBE_PATH, source="knowledge", section="",
                         line=1, text=f"{word} doctor probe", date="")
         terms = {term: 1.0 for term in index.analyse(word)}
         started = time.monotonic()

@@ -63,6 +63,7 @@ class IndexFolder:
         self.lock = lock or contextlib.nullcontext
         self.catalog: Catalog | None = None
         self._pinned = None
+        self._snapshots = 0  # snapshots entered, so that reads can tell one from the next
         # Why the index on disk was found damaged, if it was: it is moved aside, not deleted.
         self._damage: str | None = None
 
@@ -202,10 +203,15 @@ class IndexFolder:
             yield
             return
         self._pinned = self.current_searcher()
+        self._snapshots += 1
         try:
             yield
         finally:
             self._pinned = None
+
+    def snapshot_id(self) -> int | None:
+        """Which snapshot the reads are in (None outside one): what one search read, the next re-reads."""
+        return self._snapshots if self._pinned is not None else None
 
     def current_searcher(self):
         """A searcher that sees the latest commit, from any process."""

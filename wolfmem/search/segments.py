@@ -5,10 +5,12 @@ own for each worker that writes a segment."""
 from __future__ import annotations
 
 import bisect
+import contextlib
+import logging
 import mmap
 import os
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -16,12 +18,14 @@ from whoosh import index as whoosh_index
 from whoosh import scoring
 from whoosh.filedb.filestore import FileStorage
 from whoosh.filedb.structfile import StructFile
-from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader, TermNotFound
+from whoosh.reading import EmptyReader, IndexReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
-from whoosh.writing import SegmentWriter
+from whoosh.writing import IndexingError, SegmentWriter
 
 from wolfmem.search.adding import FactAdder
 from wolfmem.search.schema import FactDoc
+
+log = logging.getLogger(__name__)
 
 WORKER_SCRATCH = "wolfmem-worker-"
 
@@ -91,44 +95,6 @@ def stored_fields(searcher: Searcher, numbers: Sequence[int]) -> list[dict[str, 
     return found
 
 
-def document_number(searcher: Searcher, field: str, text: str) -> int | None:
-    """The first live document holding a term meant to be unique (an id), or None.
-
-    A term one posting holds names its document in its statistics (`min_id`), so the posting list
-    is read (a matcher built) only for a term some segment holds more than once.
-    """
-    for reader, offset in searcher.reader().leaf_readers():
-        try:
-            info = reader.term_info(field, text)
-        except TermNotFound:
-            continue
-        first = info.min_id()
-        if info.doc_frequency() == 1 and first is not None:
-            if not reader.is_deleted(first):
-                return offset + first
-            continue  # a deleted copy: the live one, if any, is in a later segment
-        for number in reader.postings(field, text).all_ids():  # a reader's postings skip deleted documents
-            return offset + number
-    return None
-
-
-def number_near(searcher: Searcher, doc_id: str, line: int, known: Mapping[int, int]) -> tuple[int, dict] | None:
-    """A fact's document number and stored fields, guessed from facts of its file whose numbers are known.
-
-    A file's facts are added in line order, so the fact k lines below a known one is often k numbers
-    after it. `known` maps lines of the fact's file to document numbers; a guess counts only when
-    the document there is live and holds this id, else None (a lookup by id then finds it).
-    """
-    reader = searcher.reader()
-    for near in sorted(known, key=lambda at: abs(at - line))[:2]:
-        guess = known[near] + line - near
-        if 0 <= guess < reader.doc_count_all() and not reader.is_deleted(guess):
-            fields = stored_fields(searcher, [guess])[0]
-            if fields["doc_id"] == doc_id:
-                return guess, fields
-    return None
-
-
 def _weighting() -> scoring.WeightingModel:
     return scoring.BM25F(B=0.75, K1=1.2)
 
@@ -196,3 +162,22 @@ class SegmentBuilder:
         """Drop what was written."""
         if not self._writer.is_closed:
             self._writer.cancel()
+
+
+def abandon(writer) -> None:
+    """Let go of a writer whose work or commit failed, above all of its write lock.
+
+    A commit that fails half-way (a full disk) leaves the writer unable to cancel; its lock would then
+    stay held until the object is collected, and every index write meanwhile would fail.
+    """
+    try:
+        writer.cancel()
+        return
+    except (OSError, ValueError, IndexingError) as exc:
+        log.info("index writer could not cancel cleanly (%s); releasing its lock", exc)
+    lock = writer.writelock
+    if lock is not None and lock.fd is not None:
+        with contextlib.suppress(OSError):
+            lock.release()
+    with contextlib.suppress(OSError):
+        writer._tempstorage.destroy()

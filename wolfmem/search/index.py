@@ -263,11 +263,10 @@ class FactIndex:
         filters: Filters = Filters(),
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
-        bonus: Mapping[str, float] | None = None,
     ) -> list[IndexHit]:
         """The stored facts `ranked` finds, best first."""
         with self.snapshot():
-            return self.stored(self.ranked(terms, filters, limit, weights, bonus))
+            return self.stored(self.ranked(terms, filters, limit, weights))
 
     def ranked(
         self,

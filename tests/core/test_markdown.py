@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem.core import edits, markdown, reparse
+from wolfmem.core import blocks, edits, markdown, reparse
 from wolfmem.core.edits import add_fact, episode_block, episode_title
 from wolfmem.core.markdown import Fact, Section, find_section, heading_key, parse
 
@@ -493,13 +493,13 @@ def test_an_insert_into_a_big_section_parses_a_few_lines_not_the_section() -> No
     text = "# T\n\n## S\n" + "".join(f"- fact number {n}\n" for n in range(2000))
     parse(text)  # the save has parsed the file already, to route and dedup
     parsed_chars = []
-    real = markdown.scan_whole
+    real = blocks.scan_whole
 
     def counting(source: str):  # type: ignore[no-untyped-def]
         parsed_chars.append(len(source))
         return real(source)
 
-    with mock.patch.object(markdown, "scan_whole", counting):
+    with mock.patch.object(blocks, "scan_whole", counting):
         new_text, line = add_fact(text, "Brand new fact", "S", "T")
     assert line == 2004 and sum(parsed_chars) < 200
     assert parse(new_text).facts[-1] == markdown.Fact("Brand new fact", 2004, "S")

@@ -7,7 +7,7 @@ from unittest import mock
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wolfmem.core import markdown
+from wolfmem.core import blocks, markdown
 from wolfmem.core.reparse import reparse
 
 PARTS = [
@@ -70,14 +70,14 @@ def test_an_append_to_a_big_file_parses_the_appended_lines_only() -> None:
     old_text = _people(3000)
     text = old_text + "- Script line 1 appended during the run\n- Script line 2\n"
     parsed_chars: list[int] = []
-    real = markdown.scan_whole
+    real = blocks.scan_whole
 
     def counting(source: str):  # type: ignore[no-untyped-def]
         parsed_chars.append(len(source))
         return real(source)
 
     old = real(old_text)
-    with mock.patch.object(markdown, "scan_whole", counting):
+    with mock.patch.object(blocks, "scan_whole", counting):
         derived = reparse(old_text, old, text)
     assert derived == real(text)
     assert sum(parsed_chars) < 200
@@ -89,13 +89,13 @@ def test_an_edit_in_the_middle_parses_its_section_only() -> None:
     lines[1500] = "- A person's new line, typed by hand\n- and a second one\n"
     text = "".join(lines)
     parsed_chars: list[int] = []
-    real = markdown.scan_whole
+    real = blocks.scan_whole
 
     def counting(source: str):  # type: ignore[no-untyped-def]
         parsed_chars.append(len(source))
         return real(source)
 
-    with mock.patch.object(markdown, "scan_whole", counting):
+    with mock.patch.object(blocks, "scan_whole", counting):
         derived = reparse(old_text, real(old_text), text)
     assert derived == real(text)
     assert sum(parsed_chars) < 600

@@ -25,8 +25,8 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 
-from wolfmem.core import markdown
-from wolfmem.core.markdown import TOP_BULLET, Fact, ParsedFile, Section
+from wolfmem.core import blocks
+from wolfmem.core.blocks import BOM, TOP_BULLET, Fact, ParsedFile, Section
 
 CONFLICT = "<<<<<<<"
 # Facts looked back over for a top-level bullet before the section heading is taken instead.
@@ -50,8 +50,8 @@ def reparse(old_text: str, old: tuple[ParsedFile, int], text: str) -> tuple[Pars
     if CONFLICT in text or CONFLICT in old_text:
         return None
     before, front_end = old
-    old_lines, new_lines = markdown.lines_of(old_text), markdown.lines_of(text)
-    if not front_end and old_lines and old_lines[0].removeprefix(markdown.BOM).startswith("-"):
+    old_lines, new_lines = blocks.lines_of(old_text), blocks.lines_of(text)
+    if not front_end and old_lines and old_lines[0].removeprefix(BOM).startswith("-"):
         return None  # a `---` on line 1 opens front matter wherever its closing line comes: read ahead
     prefix, suffix = common_ends(old_lines, new_lines)
     start = _restart(before, old_lines, prefix, front_end)
@@ -60,7 +60,7 @@ def reparse(old_text: str, old: tuple[ParsedFile, int], text: str) -> tuple[Pars
     delta = len(new_lines) - len(old_lines)
     kept = next((s for s in before.sections if s.line > len(old_lines) - suffix), None)
     stop = len(new_lines) if kept is None else kept.line + delta  # the last line parsed again
-    local = markdown.scan_whole("".join(new_lines[start - 1:stop]))[0]
+    local = blocks.scan_whole("".join(new_lines[start - 1:stop]))[0]
     if kept is not None and (not local.sections or local.sections[-1].line != stop - start + 1):
         return None  # the change swallows the shared heading (an unclosed fence, say): parse whole
     offset = start - 1

@@ -18,7 +18,7 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
-from wolfmem.search import scoring
+from wolfmem.search import rowdiff, scoring
 from wolfmem.search.adding import FactAdder
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.ids import IdCache
@@ -127,19 +127,26 @@ class FactIndex:
         With `unless_changed` (what the caller read each file against), a path whose manifest entry
         another writer changed since is left alone: the paths left are returned, for a fresh look.
         """
+        self.open()
+        assert self.catalog is not None
+        # Worked out before the lock (writers of other files wait for it), checked under it.
+        planned = {path: rowdiff.plan(docs, *self.catalog.entry_rows(path)) for path, docs in docs_by_path.items()}
         with self.writing():
             self.open()
             assert self._folder.ix is not None and self.catalog is not None
             removed = set(removed)
             superseded: set[str] = set()
+            now = self.catalog.manifest()
             if unless_changed is not None:
-                now = self.catalog.manifest()
-                superseded = {path for path in {*docs_by_path, *removed, *(entries or {})}
+                superseded = {path for path in {*planned, *removed, *(entries or {})}
                               if now.get(path) != unless_changed.get(path)}
-                docs_by_path = {path: docs for path, docs in docs_by_path.items() if path not in superseded}
+                planned = {path: commit for path, commit in planned.items() if path not in superseded}
                 entries = {path: entry for path, entry in (entries or {}).items() if path not in superseded}
                 removed -= superseded
-            self._replace(docs_by_path, removed, entries)
+            for path, commit in planned.items():
+                if not commit.current(now.get(path)):
+                    planned[path] = rowdiff.plan(docs_by_path[path], now.get(path), self.catalog.doc_rows(path))
+            self._replace(planned, removed, entries)
             return superseded
 
     def apply_change(self, path: str, change: Change, entry: ManifestEntry, expected: str) -> bool:
@@ -157,32 +164,19 @@ class FactIndex:
 
     def _replace(
         self,
-        docs_by_path: Mapping[str, Sequence[FactDoc]],
+        planned: Mapping[str, rowdiff.FileCommit],
         removed: set[str],
         entries: Mapping[str, ManifestEntry] | None,
     ) -> None:
         assert self._folder.ix is not None and self.catalog is not None
-        stale: set[str] = set()
-        added: list[FactDoc] = []
-        rows: dict[str, list[DocRow]] = {}
-        read: dict[str, dict[str, DocRow]] = {}
-        for path, docs in docs_by_path.items():
-            old = dict(read.setdefault(path, self.catalog.doc_rows(path)))
-            kept: dict[str, DocRow] = {}
-            for doc in docs:
-                if doc.doc_id in kept:
-                    continue  # Whoosh would keep both copies of a key added twice in one writer.
-                kept[doc.doc_id] = DocRow(doc.doc_id, doc.line, doc.digest)
-                before = old.pop(doc.doc_id, None)
-                if before is None or before.digest != kept[doc.doc_id].digest:
-                    added.append(doc)
-            stale.update(old)
-            rows[path] = list(kept.values())
+        stale = {doc_id for commit in planned.values() for doc_id in commit.stale}
+        added = [doc for commit in planned.values() for doc in commit.added]
         if removed or stale or added:
             self._write(removed, stale | {doc.doc_id for doc in added}, added)
         changes: dict[str, ManifestEntry | None] = {path: None for path in removed}
         changes.update(entries or {})
-        self.catalog.commit(changes, rows, read)
+        self.catalog.commit(changes, {path: commit.rows for path, commit in planned.items()},
+                            writes={path: commit.writes for path, commit in planned.items()})
 
     def _write(self, paths: set[str], doc_ids: set[str], docs: list[FactDoc]) -> None:
         assert self._folder.ix is not None

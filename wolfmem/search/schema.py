@@ -6,6 +6,7 @@ Pure data and query building; `index.FactIndex` does the I/O.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 import unicodedata
@@ -39,9 +40,13 @@ class FactDoc:
     date: str
     key: str = ""
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """A digest of everything indexed about the fact except its line, which may shift freely."""
+        """A digest of everything indexed about the fact except its line, which may shift freely.
+
+        Kept once computed: a big file's documents are kept between its commits (`search.lastindexed`),
+        and each whole commit compares every one of them with the catalog's rows by it.
+        """
         fields = (self.source, self.section, self.text, self.date, self.key)
         return hashlib.sha1("\x1f".join(fields).encode()).hexdigest()[:16]
 

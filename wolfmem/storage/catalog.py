@@ -112,6 +112,25 @@ class Catalog(Store):
         with self._guard:
             return dict(self._rows(path, self._current_generation()))
 
+    @guarded
+    def entry_rows(self, path: str) -> tuple[ManifestEntry | None, dict[str, DocRow]]:
+        """One file's manifest entry and its rows, read in one snapshot (no lock needed).
+
+        Every commit that changes a file's rows writes its entry too, with a new check time, so while
+        the entry stays the same the rows read here stay current: a commit plans against them before
+        it takes the index lock and checks under it only that the entry has not changed.
+        """
+        with self._guard:
+            self._db.execute("BEGIN")
+            try:
+                row = self._db.execute(
+                    "SELECT mtime_ns, size, revision, checked_ns, skipped FROM files WHERE path = ?", (path,)
+                ).fetchone()
+                rows = dict(self._rows(path, self._current_generation()))
+            finally:
+                self._db.execute("COMMIT")
+        return (ManifestEntry(*row) if row else None), rows
+
     def _current_generation(self) -> int:
         return int(self._db.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
 
@@ -163,14 +182,15 @@ class Catalog(Store):
         self,
         entries: Mapping[str, ManifestEntry | None],
         docs: Mapping[str, Iterable[DocRow]],
-        read: Mapping[str, Mapping[str, DocRow]] | None = None,
+        writes: Mapping[str, RowWrites] | None = None,
     ) -> None:
         """In one transaction: set or drop (None) manifest entries, and make the doc rows of files these.
 
         Only rows that changed are written; a run of facts that only moved (lines inserted above
         them) is shifted by one UPDATE, so a save to a big file costs about as much as to a small one.
-        `read`: rows of some of these files as the caller read them (`doc_rows`) under the index lock it
-        still holds, so they are current and not read again.
+        `writes`: the row writes of some of these files, worked out by the caller from their current rows
+        (`row_writes` from `entry_rows`, checked under the index lock it still holds), so the rows are
+        neither read nor compared again.
         """
         with self._guard, self._transaction() as (db, generation):
             for path, entry in entries.items():
@@ -182,7 +202,10 @@ class Catalog(Store):
             written = {}
             for path, given in docs.items():
                 new = {row.doc_id: row for row in given}
-                _apply(db, path, read[path] if read and path in read else self._rows(path, generation), new)
+                if writes and path in writes:
+                    _apply(db, path, writes[path])
+                else:
+                    _apply(db, path, row_writes(self._rows(path, generation), new))
                 written[path] = new
         self._committed(generation, entries, written)
 
@@ -284,33 +307,43 @@ _RECENT_MIN_ROWS = 64
 _RECENT_FILES = 8
 
 
-def _apply(db: sqlite3.Connection, path: str, old: Mapping[str, DocRow], new: Mapping[str, DocRow]) -> None:
-    """Turn a file's rows from `old` into `new` with as few row writes as possible."""
-    db.executemany("DELETE FROM docs WHERE doc_id = ?", ((doc_id,) for doc_id in old.keys() - new.keys()))
+@dataclass(frozen=True)
+class RowWrites:
+    """The row writes that turn one file's rows into another set (`row_writes`)."""
+
+    deleted: tuple[str, ...]
+    shifts: tuple[tuple[int, int, int], ...]  # (first old line, last old line, delta): one UPDATE each
+    upserts: tuple[DocRow, ...]
+
+
+def row_writes(old: Mapping[str, DocRow], new: Mapping[str, DocRow]) -> RowWrites:
+    """How to turn a file's rows from `old` into `new` with as few row writes as possible (pure)."""
     moved = sorted(
         (before.line, row.line - before.line, doc_id)
         for doc_id, row in new.items()
         if (before := old.get(doc_id)) is not None and before.digest == row.digest and before.line != row.line
     )
+    shifts = []
     shifted: set[str] = set()
     for low, high, delta, run in _runs(moved, sorted(row.line for row in old.values())):
         if len(run) >= _SHIFT_MIN_ROWS:
-            # Negated first, so a later run's range never catches rows this one already moved.
-            db.execute(
-                "UPDATE docs SET line = -(line + ?) WHERE path = ? AND line BETWEEN ? AND ?",
-                (delta, path, low, high),
-            )
+            shifts.append((low, high, delta))
             shifted.update(run)
-    if shifted:
+    upserts = tuple(row for doc_id, row in new.items() if doc_id not in shifted and old.get(doc_id) != row)
+    return RowWrites(tuple(old.keys() - new.keys()), tuple(shifts), upserts)
+
+
+def _apply(db: sqlite3.Connection, path: str, writes: RowWrites) -> None:
+    """Make the row writes `writes` of one file."""
+    db.executemany("DELETE FROM docs WHERE doc_id = ?", ((doc_id,) for doc_id in writes.deleted))
+    for low, high, delta in writes.shifts:
+        # Negated first, so a later run's range never catches rows this one already moved.
+        db.execute("UPDATE docs SET line = -(line + ?) WHERE path = ? AND line BETWEEN ? AND ?",
+                   (delta, path, low, high))
+    if writes.shifts:
         db.execute("UPDATE docs SET line = -line WHERE path = ? AND line < 0", (path,))
-    db.executemany(
-        "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)",
-        (
-            (doc_id, path, row.line, row.digest)
-            for doc_id, row in new.items()
-            if doc_id not in shifted and old.get(doc_id) != row
-        ),
-    )
+    db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)",
+                   ((row.doc_id, path, row.line, row.digest) for row in writes.upserts))
 
 
 def _runs(

@@ -25,6 +25,39 @@ def test_a_save_to_another_file_never_waits_for_a_file_held_by_another_process(m
         holder.wait()
 
 
+def test_a_save_does_not_wait_to_check_another_file_and_the_check_is_made_once_it_is_free(memory: Memory) -> None:
+    memory.save("Ada Byron rows on Sundays.", type="people", topic="Ada Byron")
+    path = memory.vault.root / PEOPLE
+    buffer = path.read_text()  # an editor opens the file...
+    saved = memory.save("Zora Quill keeps the lighthouse logs.", type="people", topic="Zora Quill")
+    # ...and writes its stale buffer back while another process holds the file: the acknowledged save is dropped.
+    path.write_text(buffer + "- Ada rows.\n")
+    holder = holding(memory.vault.root, memory.config.state_root(), PEOPLE)
+    waits: list[float] = []
+    lock = memory.vault.lock
+
+    def timed(rel: str | None = None, timeout: float = 60.0) -> AbstractContextManager[None]:
+        if rel == PEOPLE:
+            waits.append(timeout)
+        return lock(rel, timeout)
+
+    memory.vault.lock = timed  # type: ignore[method-assign]
+    try:
+        receipt = memory.save("The build server runs Debian 12.", type="technical", topic="Servers")
+        assert receipt.status == "saved"
+        assert waits == [0.0]  # one try at the held file's lock, no wait
+        assert memory.state.unchecked() == {PEOPLE}
+        assert "Zora Quill keeps" not in path.read_text()
+    finally:
+        holder.kill()
+        holder.wait()
+    memory.search("lighthouse")  # the next sync checks the marked file now that it is free
+    assert "- Zora Quill keeps the lighthouse logs." in path.read_text().splitlines()
+    assert "- Ada rows." in path.read_text().splitlines()
+    assert memory.state.unchecked() == set()
+    assert saved.status == "saved"
+
+
 def test_a_save_to_a_file_appended_to_meanwhile_is_redone_at_once_without_letting_go_of_its_lock(
     memory: Memory,
 ) -> None:

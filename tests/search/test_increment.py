@@ -171,3 +171,39 @@ def test_a_base_another_process_indexed_past_still_builds_only_the_changed_lines
         incremental = _index_state(agent)
         agent.reindex()
         assert _index_state(agent) == incremental
+
+
+def test_a_sync_another_process_overtook_still_diffs_from_its_base_in_the_next_round(tmp_path: Path) -> None:
+    """A round whose file another process committed meanwhile commits nothing; its base must survive it."""
+    config = Config(state_dir=str(tmp_path / "state"))
+    with Memory(tmp_path / "vault", config) as agent, Memory(tmp_path / "vault", config) as daemon:
+        path = agent.vault.root / REL
+
+        def append(line: str) -> None:
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(f"- {line}\n")
+
+        path.write_text("# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(300)))
+        daemon.sync()  # each process holds a base of its own
+        append("A line the agent indexes first.")
+        agent.sync()
+        apply = agent.index.apply_change
+        overtaken: list[int] = []
+
+        def overtaken_once(*args: object, **kwargs: object) -> bool:
+            if not overtaken:  # the daemon commits a newer version while the agent's round is under way
+                overtaken.append(1)
+                append("A line the daemon commits first.")
+                daemon.sync()
+                append("A line only the agent's next round reads.")
+            return apply(*args, **kwargs)  # type: ignore[arg-type]
+
+        agent.index.apply_change = overtaken_once  # type: ignore[method-assign]
+        append("A line the agent reads first.")
+        with mock.patch.object(sync_module, "dated_facts", wraps=sync_module.dated_facts) as built:
+            agent.sync()
+        assert overtaken and built.call_count == 0  # every round built the changed lines only
+        assert agent.search("line only the agent's next round reads")[0].line == 307
+        incremental = _index_state(agent)
+        agent.reindex()
+        assert _index_state(agent) == incremental

@@ -11,7 +11,7 @@ import pytest
 from wolfmem import Config, Memory
 from wolfmem.errors import OutsideVault
 from wolfmem.search.documents import RACY_WINDOW_NS, decode_note, facts_of
-from wolfmem.search.sync import plan
+from wolfmem.search.syncplan import plan
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.vault import DiskFile
 

@@ -158,21 +158,28 @@ class Memory:
             if full or (pending is not None and pending.conflicts):
                 self.reconciler.conflicts.settle()
             try:
-                return self._sync_pending(pending)
+                report = self._sync_pending(pending)
             except BaseException:
                 if changes is not None and pending is not None:
                     changes.failed(pending)
                 raise
+            if full and not report.indexed:
+                self._reconcile([])  # files a sync left unchecked while their writer held them
+            return report
 
     def _reindex(self, rel: str, data: bytes) -> None:
         """The writer's hook: index a file it just wrote (the syncer exists before any write can land)."""
         self.syncer.reindex_text(rel, data)
 
     def _reconcile(self, rels: list[str]) -> None:
-        """Check each changed knowledge file for lines an outside write dropped (a sync's on_changed)."""
-        for rel in rels:
-            if self.reconciler.watches(rel):
-                self._reconciled(rel)
+        """Check changed files, and files left unchecked, for lines an outside write dropped (a sync's on_changed).
+
+        Never fails the caller, nor waits for another writer's file (`Reconciler.check_changed`).
+        """
+        try:
+            self.reconciler.check_changed(rels)
+        except (OSError, WolfmemError) as exc:  # the state folder unreadable: each file is looked at again
+            log.warning("could not check changed files for lines an editor dropped: %s", exc)
 
     def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
         """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""

@@ -1,4 +1,4 @@
-"""Keep the index equal to the files: plan(disk, manifest) is pure; the Syncer does the I/O."""
+"""Keep the index equal to the files: `syncplan` decides what to look at; the Syncer does the I/O."""
 
 from __future__ import annotations
 
@@ -14,8 +14,6 @@ from typing import TypeVar
 from wolfmem.errors import IndexDamaged, OutsideVault, StorageError
 from wolfmem.search import increment, parallel
 from wolfmem.search.documents import (
-    RACY_WINDOW_NS,
-    UNREADABLE,
     dated_facts,
     decode_note,
     look,
@@ -24,9 +22,10 @@ from wolfmem.search.documents import (
 from wolfmem.search.index import FactIndex
 from wolfmem.search.lastindexed import LastIndexed
 from wolfmem.search.schema import FactDoc
+from wolfmem.search.syncplan import SyncPlan, plan, plan_changed
 from wolfmem.storage.catalog import ManifestEntry
 from wolfmem.storage.state import StateStore
-from wolfmem.storage.vault import DiskFile, Vault, content_hash, source_of
+from wolfmem.storage.vault import Vault, content_hash, source_of
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +37,6 @@ BulkProgress = Callable[[], AbstractContextManager[Callable[[int, int], None]]]
 
 # How many times a sync looks again at files other writers committed while it read them.
 SYNC_ROUNDS = 3
-
-
-@dataclass(frozen=True)
-class SyncPlan:
-    """Files whose stat changed (to read and hash) and files gone from disk (to drop)."""
-
-    check: tuple[str, ...]
-    remove: tuple[str, ...]
-
-    def __bool__(self) -> bool:
-        return bool(self.check or self.remove)
 
 
 @dataclass
@@ -66,33 +54,6 @@ class _Round(SyncReport):
     """One round of a sync, with the files it left to another writer's newer commit."""
 
     superseded: set[str] = field(default_factory=set)
-
-
-def plan(
-    disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], *, racy: bool = True
-) -> SyncPlan:
-    """Decide which files need a look: new, stat changed, or (with racy) racily clean or unreadable last
-    time; and which are gone."""
-    check = []
-    for rel, seen in disk.items():
-        entry = manifest.get(rel)
-        if (
-            entry is None
-            or entry.mtime_ns != seen.mtime_ns
-            or entry.size != seen.size
-            or (racy and (entry.checked_ns - entry.mtime_ns < RACY_WINDOW_NS or entry.skipped.startswith(UNREADABLE)))
-        ):
-            check.append(rel)
-    remove = [rel for rel in manifest if rel not in disk]
-    return SyncPlan(tuple(sorted(check)), tuple(sorted(remove)))
-
-
-def plan_changed(disk: Mapping[str, DiskFile], manifest: Mapping[str, ManifestEntry], rels: Sequence[str]) -> SyncPlan:
-    """The plan for files known to have changed: look at each one still on disk, drop the others."""
-    return SyncPlan(
-        tuple(sorted(rel for rel in rels if rel in disk)),
-        tuple(sorted(rel for rel in rels if rel not in disk and rel in manifest)),
-    )
 
 
 class Syncer:
@@ -230,8 +191,9 @@ class Syncer:
         docs_by_path: dict[str, list[FactDoc]] = {}
         entries: dict[str, ManifestEntry] = {}
         texts: dict[str, str] = {}
+        bases: dict[str, increment.Indexed] = {}
         for number, rel in enumerate(todo.check, 1):
-            entry = self._look(rel, manifest.get(rel), docs_by_path, texts, report)
+            entry = self._look(rel, manifest.get(rel), docs_by_path, texts, bases, report)
             if entry is None:
                 report.removed.append(rel)
             elif rel in docs_by_path or entry != manifest.get(rel):
@@ -245,7 +207,9 @@ class Syncer:
             report.indexed = [rel for rel in report.indexed if rel not in report.superseded]
             report.removed = [rel for rel in report.removed if rel not in report.superseded]
             for rel, text in texts.items():
-                if rel not in report.superseded and len(docs_by_path[rel]) >= increment.MIN_FACTS:
+                if rel in report.superseded and rel in bases:
+                    self.last.keep(rel, bases[rel])  # nothing committed: still the base of the next round's diff
+                elif rel not in report.superseded and len(docs_by_path[rel]) >= increment.MIN_FACTS:
                     self.last.keep(rel, increment.Indexed(entries[rel].revision, text, tuple(docs_by_path[rel])))
         return report
 
@@ -283,9 +247,13 @@ class Syncer:
         old: ManifestEntry | None,
         docs_by_path: dict[str, list[FactDoc]],
         texts: dict[str, str],
+        bases: dict[str, increment.Indexed],
         report: SyncReport,
     ) -> ManifestEntry | None:
-        """Read one file; index just its changed lines, or queue its facts and text. None when it vanished."""
+        """Read one file; index just its changed lines, or queue its facts, text and the base they came from.
+
+        None when it vanished.
+        """
         before = self.last.take(rel)
         read: list[str] = []
 
@@ -310,6 +278,8 @@ class Syncer:
         docs_by_path[rel] = docs
         if read:
             texts[rel] = read[0]
+        if before is not None:
+            bases[rel] = before
         return looked.entry
 
     def _unchanged(self, rel: str, old: ManifestEntry | None) -> bool:

@@ -1,6 +1,6 @@
 """Keep the vector store in step with the index: embed new and changed facts in batches.
 
-The plan mirrors `sync.plan`: a file needs a look when the index holds another revision of it than
+The plan mirrors `syncplan.plan`: a file needs a look when the index holds another revision of it than
 the store's layout records, and its layout goes when the index drops it. Only facts whose content
 key has no vector are sent to the endpoint, so moved and unchanged facts cost nothing. A file's
 layout is written only once all its facts have vectors, so an interrupted pass is simply resumed.

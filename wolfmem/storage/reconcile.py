@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from difflib import SequenceMatcher
@@ -32,9 +32,11 @@ from difflib import SequenceMatcher
 from wolfmem.core import markdown
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.merge import choose_base, merge3
+from wolfmem.errors import WolfmemError
 from wolfmem.storage.archive import Archive, ArchivedFact, Reason
 from wolfmem.storage.conflicts import SyncConflicts
 from wolfmem.storage.history import HAND_EDIT, History, Version
+from wolfmem.storage.locks import TimedOut
 from wolfmem.storage.state import StateStore, line_hash
 from wolfmem.storage.vault import content_hash, source_of
 from wolfmem.storage.writer import CAS_SECONDS, Cause, Edit, VaultWriter, Written
@@ -113,8 +115,38 @@ class Reconciler:
         """Whether outside writes to rel are checked: knowledge files and episode logs, whose versions history keeps."""
         return source_of(rel) in ("knowledge", "episodes")
 
-    def check(self, rel: str, data: bytes | None = None) -> list[Repair]:
-        """Look at rel as it is now (or as `data`, just read); resolve git's markers, repair what a write dropped."""
+    def check_changed(self, rels: Iterable[str]) -> list[Repair]:
+        """Check files a sync found changed, and those left unchecked before, waiting for no file's lock.
+
+        A sync runs before a save or a search, which must not wait behind writers of another file (a
+        script appending to people.md every 20 ms held a save to technical.md for seconds, issue 28).
+        A file whose lock is held is left to its holder, which checks it before it writes
+        (`VaultWriter.on_foreign`), and is marked, so the next sync of any process checks it again.
+        A file that cannot be checked for another reason is logged and looked at on its next change.
+        """
+        left = self.state.unchecked()
+        repairs: list[Repair] = []
+        for rel in sorted({*rels, *left}):
+            if not self.watches(rel):
+                continue
+            try:
+                repairs += self.check(rel, wait=False)
+            except TimedOut:
+                if rel not in left:
+                    self.state.note_unchecked(rel)
+                continue
+            except (OSError, WolfmemError) as exc:  # a read-only state folder, a busy index
+                log.warning("could not check %s for lines an editor dropped: %s", rel, exc)
+                continue
+            if rel in left:
+                self.state.clear_unchecked(rel)
+        return repairs
+
+    def check(self, rel: str, data: bytes | None = None, *, wait: bool = True) -> list[Repair]:
+        """Look at rel as it is now (or as `data`, just read); resolve git's markers, repair what a write dropped.
+
+        wait=False: raise TimedOut at once when another writer holds rel's lock.
+        """
         if not self.watches(rel):
             return []
         if data is None:
@@ -129,16 +161,16 @@ class Reconciler:
                 return [Repair(Kind.MARKERS, rel, 0, 0, resolved[0].count, resolved[0].at)]
         else:
             self.conflicts.cleared(rel)
-        return self._check(rel, data)
+        return self._check(rel, data, CAS_SECONDS if wait else 0.0)
 
-    def _check(self, rel: str, data: bytes) -> list[Repair]:
+    def _check(self, rel: str, data: bytes, timeout: float) -> list[Repair]:
         """Repair what an outside write to rel (now holding `data`) dropped."""
         if self._unrecorded(rel, data) is None:
             return []
         # Decided under the file's lock: a write holds it from its exchange until its version is recorded,
         # so a version that landed a moment ago is never taken for an outside write, nor is an outside write
         # over it judged against the version before it (and a person's stale buffer noted as "kept everything").
-        with self.writer.vault.lock(rel, timeout=CAS_SECONDS):
+        with self.writer.vault.lock(rel, timeout=timeout):
             data = self.writer.vault.read_or_empty(rel)
             latest = self._unrecorded(rel, data)
             return [] if latest is None else self._check_locked(rel, data, latest)

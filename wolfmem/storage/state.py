@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
 CREATE TABLE IF NOT EXISTS put_back (path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (path, hash));
+CREATE TABLE IF NOT EXISTS unchecked (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS repairs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, record TEXT NOT NULL,
                                     told INTEGER NOT NULL DEFAULT 0);
 """
@@ -278,6 +279,24 @@ class StateStore(Store):
         with self._connect() as db:
             db.executemany("DELETE FROM put_back WHERE path = ? AND hash = ?", ((path, line_hash(x)) for x in obeyed))
             db.executemany("INSERT OR IGNORE INTO put_back VALUES (?, ?)", ((path, line_hash(x)) for x in put))
+
+    @guarded
+    def note_unchecked(self, path: str) -> None:
+        """Remember that a file's outside change is still to be checked for lines it dropped (its lock was busy)."""
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO unchecked VALUES (?)", (path,))
+
+    @guarded
+    def unchecked(self) -> set[str]:
+        """The files whose outside change is still to be checked (`note_unchecked`)."""
+        with self._connect() as db:
+            return {row[0] for row in db.execute("SELECT path FROM unchecked").fetchall()}
+
+    @guarded
+    def clear_unchecked(self, path: str) -> None:
+        """A file's outside change has been checked."""
+        with self._connect() as db:
+            db.execute("DELETE FROM unchecked WHERE path = ?", (path,))
 
     @guarded
     def add_repair(self, path: str, record: Mapping[str, Any]) -> None:

@@ -110,6 +110,29 @@ def test_scan_starts_from_the_remembered_text_of_the_same_file() -> None:
     assert used.call_count == 1
 
 
+def test_two_big_files_appended_to_in_turn_are_each_parsed_from_their_last_text() -> None:
+    """Issue 28: versions of one file at the size cap filled the remembered texts and evicted the other's."""
+    texts = {"people": _people(12_000), "projects": _people(12_000).replace("Person", "Project")}
+    for text in texts.values():
+        markdown.scan(text)
+    whole: list[int] = []
+    real = blocks.scan_whole
+
+    def counting(source: str):  # type: ignore[no-untyped-def]
+        if len(source) > 10_000:
+            whole.append(len(source))
+        return real(source)
+
+    with mock.patch.object(blocks, "scan_whole", counting):
+        for n in range(6):
+            for name, versions in (("people", 5), ("projects", 1)):  # a save's retries parse several in a row
+                for k in range(versions):
+                    texts[name] += f"- Script line {n}.{k} appended to {name}\n"
+                    markdown.scan(texts[name])
+    assert whole == []
+    assert markdown.scan(texts["people"]) == real(texts["people"])
+
+
 def test_an_unclosed_fence_in_the_change_means_a_whole_parse() -> None:
     old_text = _people(300)
     lines = markdown.lines_of(old_text)

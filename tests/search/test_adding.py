@@ -3,7 +3,6 @@ process or in workers) holds exactly the documents, terms, weights and lengths o
 
 from __future__ import annotations
 
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +70,7 @@ def dump(index: FactIndex) -> dict[str, Any]:
                for field in ("section", "text")}
     stored = sorted(sorted(stored.items()) for _, stored in reader.iter_docs())
     assert index.catalog is not None
-    rows = {path: sorted(map(astuple, index.catalog.doc_rows(path).values())) for path in index.manifest()}
+    rows = {path: sorted(map(tuple, index.catalog.doc_rows(path).values())) for path in index.manifest()}
     return {"postings": postings, "lengths": lengths, "stored": stored, "rows": rows}
 
 

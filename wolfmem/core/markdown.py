@@ -92,6 +92,11 @@ def scan(text: str) -> tuple[ParsedFile, int]:
     result = reparse.reparse(*earlier, text) if earlier is not None else None
     if result is None:
         result = blocks.scan_whole(text)
+    elif earlier is not None:
+        # Its successor takes its place: the earlier text, if asked again, is parsed from this one, and
+        # a file changing often (a script appending every 20 ms) keeps one text here, not the bases of
+        # other files (two files at the size cap changing in turn evicted each other's base).
+        forget(earlier[0])
     _remember(text, result)
     return result
 

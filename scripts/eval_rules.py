@@ -1,13 +1,16 @@
-"""Choose the ranking's neighbour part and rarity weight by leave-one-benchmark-out validation.
+"""Choose the ranking's neighbour part, rarity weight and date fade by leave-one-benchmark-out validation.
 
 Usage: python scripts/eval_rules.py LOCOMO_DIR LONGMEMEVAL_DIR [--limit N]
 
-Both rules work at query time (`neighbours.PART`, `query.RARITY`), so each vault is built once and
-every variant asks all of its questions.
+The rules work at query time (`neighbours.PART`, `query.RARITY`, `query.FADE`: how many days outside a
+query's date window halve a fact's score, 0 for a hard window; `neighbours.NEAR_FIRST`: equal credits to
+the nearer neighbour and the reply first), so each vault is built once and every variant asks all of
+its questions.
 For each benchmark the variant with the best recall@10 on the *other* benchmark is chosen and
 scored on this one: a rule that only suits the benchmark it was chosen on shows up as a drop.
-Printed as markdown: the held-out choice per benchmark, with and without the rules, and the
-recall@10 of every variant on each benchmark.
+Printed as markdown: the held-out choice per benchmark, with and without the rules, the shipped
+variant against the one shipped before (questions gained and lost), and the recall@10 of every
+variant on each benchmark.
 """
 
 from __future__ import annotations
@@ -35,21 +38,26 @@ from eval_locomo import K, build_vault, recall
 import wolfmem
 from wolfmem.search import neighbours, query
 
-Variant = tuple[float, float]  # (neighbour part, rarity exponent)
+Variant = tuple[float, float, int, bool]  # (neighbour part, rarity exponent, date fade in days, near first)
 PARTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 RARITIES = (1.0, 0.5, 0.0)
-VARIANTS: list[Variant] = list(itertools.product(PARTS, RARITIES))
+FADES = (0, 7)
+NEAR_FIRST = (False, True)
+# Listed off first, so a tie on the benchmark that chooses keeps a rule off.
+VARIANTS: list[Variant] = list(itertools.product(PARTS, RARITIES, FADES, NEAR_FIRST))
+SHIPPED: Variant = (neighbours.PART, query.RARITY, query.FADE, neighbours.NEAR_FIRST)
+BEFORE: Variant = (0.5, 1.0, 0, False)  # what shipped before issue 27's date fade and reply-first ties
 
 
 @contextmanager
 def variant(chosen: Variant) -> Iterator[None]:
-    """Rank with another neighbour part and rarity exponent for the duration of the block."""
-    saved = neighbours.PART, query.RARITY
-    neighbours.PART, query.RARITY = chosen
+    """Rank with another neighbour part, rarity exponent, date fade and tie order for the duration of the block."""
+    saved = neighbours.PART, query.RARITY, query.FADE, neighbours.NEAR_FIRST
+    neighbours.PART, query.RARITY, query.FADE, neighbours.NEAR_FIRST = chosen
     try:
         yield
     finally:
-        neighbours.PART, query.RARITY = saved
+        neighbours.PART, query.RARITY, query.FADE, neighbours.NEAR_FIRST = saved
 
 
 @dataclass
@@ -114,8 +122,8 @@ def longmemeval(folder: Path, work: Path, limit: int) -> Scores:
 
 def report(by_benchmark: dict[str, Scores]) -> str:
     """Markdown: the leave-one-benchmark-out choice per benchmark, then every variant's recall@10."""
-    off: Variant = (0.0, 1.0)
-    out = ["| held-out benchmark | variant chosen on the others (part, rarity) | "
+    off: Variant = (0.0, 1.0, 0, False)
+    out = ["| held-out benchmark | variant chosen on the others (part, rarity, fade, near first) | "
            "no rules r@10 | chosen r@5 | chosen r@10 |", "|---|---|---:|---:|---:|"]
     for held_out, scores in by_benchmark.items():
         others = [s for name, s in by_benchmark.items() if name != held_out]
@@ -130,11 +138,17 @@ def report(by_benchmark: dict[str, Scores]) -> str:
         for group in sorted(set(scores.groups)):
             out.append(f"| {held_out}: {group} | | {scores.mean(off, group):.3f} | | {scores.mean(best, group):.3f} |")
     names = list(by_benchmark)
-    out += ["", "| part | rarity | " + " | ".join(f"{n} r@10" for n in names) + " |",
-            "|---:|---:|" + "---:|" * len(names)]
+    out += ["", f"| benchmark | before {BEFORE} r@10 | shipped {SHIPPED} r@10 | questions gained | lost |",
+            "|---|---:|---:|---:|---:|"]
+    for name, scores in by_benchmark.items():
+        moved = [new - old for old, new in zip(scores.r10[BEFORE], scores.r10[SHIPPED], strict=True)]
+        out.append(f"| {name} | {scores.mean(BEFORE):.3f} | {scores.mean(SHIPPED):.3f} | "
+                   f"{sum(m > 0 for m in moved)} | {sum(m < 0 for m in moved)} |")
+    out += ["", "| part | rarity | fade | near first | " + " | ".join(f"{n} r@10" for n in names) + " |",
+            "|---:|---:|---:|---|" + "---:|" * len(names)]
     for chosen in VARIANTS:
         cells = " | ".join(f"{by_benchmark[n].mean(chosen):.3f}" for n in names)
-        out.append(f"| {chosen[0]} | {chosen[1]} | {cells} |")
+        out.append(f"| {chosen[0]} | {chosen[1]} | {chosen[2]} | {chosen[3]} | {cells} |")
     return "\n".join(out)
 
 

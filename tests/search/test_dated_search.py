@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import pytest
 from conftest import run_cli
 
 from wolfmem import Config, Memory, UsageError
+from wolfmem.search import query
+from wolfmem.search.query_dates import Window
+from wolfmem.search.schema import IndexHit
 
 
 def write(vault: Path, rel: str, lines: list[str]) -> None:
@@ -117,3 +121,28 @@ def test_the_cli_counts_relative_dates_from_today(vault: Path) -> None:
     assert json.loads(found.stdout)[0]["date"] == "2023-05-08"
     bad = run_cli("search", "Mel painted yesterday", "--today", "May 9", "--vault", str(vault))
     assert bad.returncode == 2 and "today" in bad.stderr
+
+
+def test_a_fact_just_outside_the_named_week_still_competes(memory: Memory, vault: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # Asked on Tuesday 2023-05-30, "last week" is 05-22 to 05-28 (ranked to 06-04); the jog was told
+    # on the Saturday before it, as people name periods loosely.
+    day(vault, "2023-05-20", ["I went for a jog around the neighbourhood"])
+    day(vault, "2023-05-24", ["The neighbourhood had a street party"])
+    day(vault, "2023-03-01", ["A jog around the neighbourhood, then another jog"])
+    question = "Where did I jog around the neighbourhood last week?"
+    hits = memory.search(question, today="2023-05-30")
+    # Two days outside, the jog's score fades to 0.5 ** (2/7) of it and still beats the weaker line inside;
+    # twelve weeks outside, the other jog fades to nothing and comes last.
+    assert [h.date for h in hits] == ["2023-05-20", "2023-05-24", "2023-03-01"]
+    monkeypatch.setattr(query, "FADE", 0)  # a hard window: everything inside first
+    assert [h.date for h in memory.search(question, today="2023-05-30")][:1] == ["2023-05-24"]
+
+
+def test_a_score_halves_every_fade_days_outside_the_window() -> None:
+    window = Window(date(2023, 5, 22), date(2023, 6, 4))
+    one = IndexHit(path="episodes/x.md", source="episodes", section="", line=3, text="x", date="", score=8.0)
+    at = {when: query.faded(replace(one, date=when), window).score
+          for when in ("2023-05-22", "2023-06-04", "2023-05-15", "2023-06-11", "2023-05-08", "")}
+    assert at == {"2023-05-22": 8.0, "2023-06-04": 8.0, "2023-05-15": 4.0, "2023-06-11": 4.0,
+                  "2023-05-08": 2.0, "": 0.0}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wolfmem import Memory
 from wolfmem.search import neighbours
 from wolfmem.search.schema import IndexHit
@@ -45,3 +47,29 @@ def test_a_reply_without_the_question_words_is_found_through_its_neighbour(memor
     memory.sync()
     found = [h.text for h in memory.search("puppy name", limit=3)]
     assert "Bo: We called him Biscuit." in found
+
+
+def test_equal_credits_go_to_the_nearer_line_and_the_reply_first() -> None:
+    pool = [hit("q", 4.0, line=5), hit("far", 4.0, line=8)]
+    near = {"q": [("a", 3), ("b", 4), ("r", 6), ("s", 7)], "far": [("s", 7), ("t", 9)]}
+    earned = neighbours.credit(pool, near, part=0.5)
+    assert earned["s"].offset == -1  # credited from "far", one line below it, not from "q", two lines above
+    ranked = [n.doc_id for n in sorted(earned.values(), key=neighbours.order)]
+    assert ranked == ["r", "t", "b", "s", "a"]
+
+
+def test_the_reply_to_a_hit_is_the_neighbour_the_list_keeps(memory: Memory, vault: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    day(vault, "2024-01-01", {"10:00 — Session 1": [
+        "Ann: I cooked pasta for lunch",
+        "Bo: I had soup",
+        "Ann: Did you ever go to the aquarium?",
+        "Bo: Yes, we saw a huge turtle there.",
+        "Ann: I should go some time",
+    ]})
+    memory.sync()
+    # The question's four neighbours earn the same credit; with room for one, the reply gets it.
+    assert [h.text for h in memory.search("aquarium", limit=2)] == [
+        "Ann: Did you ever go to the aquarium?", "Bo: Yes, we saw a huge turtle there."]
+    monkeypatch.setattr(neighbours, "NEAR_FIRST", False)  # in line order, the line two above came first
+    assert memory.search("aquarium", limit=2)[1].text == "Ann: I cooked pasta for lunch"

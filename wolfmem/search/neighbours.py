@@ -8,6 +8,10 @@ held about three times the postings of the text, and a long session rode on its 
 (the top 10 spanned 2.8 sessions on LongMemEval against FTS5's 4.6). The part is chosen by
 leave-one-benchmark-out validation over LoCoMo and LongMemEval (BENCHMARKS.md), which also showed
 that counting a block's further hits less (a diversity rule) lost recall on both.
+
+A hit's neighbours all earn the same credit from it, so which of them the list keeps is decided by
+how they tie: the nearer first, and of two as near, the line after the hit (the reply to it) before
+the line above it (`order`).
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from wolfmem.search.schema import IndexHit, Placed
 SPAN = 2
 # The part of its best neighbour's score a fact earns.
 PART = 0.5
+# Whether equal credits go to the nearer neighbour and the reply first (False: in line order).
+NEAR_FIRST = True
 
 
 class Neighbour(NamedTuple):
-    """A fact next to a candidate: its id, its current line, and the score it earns from there.
+    """A fact next to a candidate: its id, its current line, the score it earns from there, and how many
+    lines below the crediting hit it lies (negative: above it).
 
     A tuple, not a dataclass: a search makes about a hundred of them, and a tuple is made 2.5× faster.
     """
@@ -32,21 +39,33 @@ class Neighbour(NamedTuple):
     doc_id: str
     line: int
     credit: float
+    offset: int = 0
+
+
+def order(neighbour: Neighbour) -> tuple[float, int, bool]:
+    """Sort key, best first: the higher credit, then (NEAR_FIRST) the nearer line, then the line after the hit."""
+    if not NEAR_FIRST:
+        return -neighbour.credit, 0, False
+    return -neighbour.credit, abs(neighbour.offset), neighbour.offset < 0
 
 
 def credit(pool: Sequence[IndexHit | Placed], near: Mapping[str, Sequence[tuple[str, int]]], part: float = PART
            ) -> dict[str, Neighbour]:
     """What each neighbour of a pooled hit earns: `part` of its best pooled neighbour's score.
 
-    `near` holds each pooled hit's neighbours (id, line) by the hit's id.
+    `near` holds each pooled hit's neighbours (id, line) by the hit's id. Of two hits crediting a
+    neighbour equally, the one it stands nearer to (`order`) is the one it is credited from.
     """
-    best: dict[str, tuple[float, int]] = {}
+    best: dict[str, Neighbour] = {}
     for hit in pool:
         value = part * hit.score
         for doc_id, line in near.get(hit.doc_id, ()):
-            if doc_id != hit.doc_id and (doc_id not in best or best[doc_id][0] < value):
-                best[doc_id] = (value, line)
-    return {doc_id: Neighbour(doc_id, line, value) for doc_id, (value, line) in best.items()}
+            if doc_id == hit.doc_id:
+                continue
+            earned = Neighbour(doc_id, line, value, line - hit.line)
+            if doc_id not in best or order(earned) < order(best[doc_id]):
+                best[doc_id] = earned
+    return best
 
 
 def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[str, int]]:
@@ -69,11 +88,14 @@ def run_of(facts: Mapping[int, str], line: int, span: int = SPAN) -> list[tuple[
 
 
 def merged(pool: Sequence[Placed], earned: Mapping[str, Neighbour], fetched: Mapping[str, Placed]) -> list[Placed]:
-    """The pool with each hit's neighbour credit added, plus the credited neighbours it did not hold."""
+    """The pool with each hit's neighbour credit added, plus the credited neighbours it did not hold.
+
+    The newcomers follow the pool in `order`, so a stable sort by score keeps that order among equal credits.
+    """
     scored = {}
     for hit in pool:
         scored[hit.doc_id] = hit._replace(score=hit.score + earned[hit.doc_id].credit) if hit.doc_id in earned else hit
-    for doc_id, neighbour in earned.items():
-        if doc_id not in scored and doc_id in fetched:
-            scored[doc_id] = fetched[doc_id]._replace(score=neighbour.credit)
+    for neighbour in sorted(earned.values(), key=order):
+        if neighbour.doc_id not in scored and neighbour.doc_id in fetched:
+            scored[neighbour.doc_id] = fetched[neighbour.doc_id]._replace(score=neighbour.credit)
     return list(scored.values())

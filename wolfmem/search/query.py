@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from datetime import date
 
 from wolfmem.errors import UsageError
 from wolfmem.search import neighbours
 from wolfmem.search.index import FactIndex
-from wolfmem.search.query_dates import DatedQuery, Window
+from wolfmem.search.query_dates import DAY_SLACK, DatedQuery, Window
 from wolfmem.search.schema import Filters, IndexHit
 
 # A term in more than this share of the facts is too common to search for ...
@@ -30,6 +31,9 @@ POOL = 3
 MAX_SEARCHED_TERMS = 32
 # How strongly a term's rarity weighs on top of BM25's own IDF (weight = (idf / top idf) ** RARITY).
 RARITY = 1.0
+# Outside a query's date window a fact's score halves every FADE days it lies outside (0: the window
+# is a hard edge, and the facts outside it only fill the list after every fact inside).
+FADE = DAY_SLACK.days
 
 
 @dataclass(frozen=True)
@@ -69,10 +73,12 @@ def plan(index: FactIndex, text: str) -> QueryTerms:
 def run(
     index: FactIndex, text: str, filters: Filters, limit: int, dates: DatedQuery | None = None
 ) -> list[IndexHit]:
-    """Rank facts for a natural-language query; facts inside the dates it names come first.
+    """Rank facts for a natural-language query; facts inside the dates it names rank first.
 
     `dates` is what query_dates read from the query; `text` is then the query without its dates.
     A query of dates alone ("what did I do yesterday?") lists the facts of the named period.
+    A fact just outside the window still competes, its score faded by how far outside it lies
+    (`faded`): people name periods loosely ("last week" for a jog told two days before that week).
     """
     terms = plan(index, text)
     # Bounds the caller gave win over the dates the query's words name.
@@ -86,12 +92,25 @@ def run(
     if explicit or dates is None or dates.window is None:
         return _ranked(index, terms, filters, limit)
     inside = _ranked(index, terms, _within(filters, dates.window), limit)
-    if len(inside) == limit:
+    if len(inside) == limit and not FADE:
         return inside
-    # Fill from the unfiltered search, so a date that is off (or a fact told much later) still shows.
+    # The unfiltered search adds the facts outside, so a date that is off (or a fact told much later) still shows.
     placed = {(hit.path, hit.line) for hit in inside}
     rest = [hit for hit in _ranked(index, terms, filters, limit) if (hit.path, hit.line) not in placed]
-    return inside + rest[: limit - len(inside)]
+    if not FADE:
+        return inside + rest[: limit - len(inside)]
+    outside = [faded(hit, dates.window) for hit in rest]
+    return sorted(inside + outside, key=lambda hit: -hit.score)[:limit]  # stable: a tie goes to the fact inside
+
+
+def faded(hit: IndexHit, window: Window) -> IndexHit:
+    """A fact with its score halved for every FADE days it lies outside the window; undated, it scores 0."""
+    try:
+        day = date.fromisoformat(hit.date)
+    except ValueError:
+        return dataclasses.replace(hit, score=0.0)
+    outside = (window.start - day).days if day < window.start else max(0, (day - window.end).days)
+    return dataclasses.replace(hit, score=hit.score * 0.5 ** (outside / FADE)) if outside else hit
 
 
 def _within(filters: Filters, window: Window) -> Filters:
@@ -110,7 +129,7 @@ def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -
         earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)
         pooled = {hit.doc_id for hit in pool}
         # Only the best-credited newcomers can reach the list; the rest are not looked up.
-        newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=lambda n: -n.credit)[:limit]
+        newcomers = sorted((n for n in earned.values() if n.doc_id not in pooled), key=neighbours.order)[:limit]
         fetched = index.fetch({n.doc_id: n.line for n in newcomers})
         if filters.after is not None or filters.before is not None:
             # A neighbour shares its pooled fact's file, so of the filters only its date may not hold.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from whoosh import query as wq
 
@@ -83,3 +84,21 @@ def test_the_idf_counted_from_cached_postings_is_whooshs_to_the_bit(filled: Memo
         for field in FIELD_WEIGHTS:
             ours = scoring._idf(searcher, cache, scoring.Clause(field, word, 1.0))
             assert ours == searcher.weighting.idf(searcher, field, word)
+
+
+def test_frequencies_are_kept_in_the_smallest_type_that_gives_back_each_value() -> None:
+    assert scoring._compact(np.array([1.0, 3.0, 255.0])).dtype == np.uint8
+    assert scoring._compact(np.array([1.0, 256.0])).dtype == np.uint16
+    for odd in ([1.0, 70000.0], [1.0, 2.5]):
+        kept = scoring._compact(np.array(odd))
+        assert kept.dtype == np.float64 and kept.tolist() == odd
+
+
+def test_compact_postings_score_as_the_float_arrays_they_replace(filled: Memory) -> None:
+    cache = scoring.PostingCache()
+    for reader, _ in filled.index._folder.current_searcher().reader().leaf_readers():
+        postings = cache.postings(reader, "text", "tea")
+        assert postings.ids.dtype == np.int32 and postings.codes.dtype == np.uint8 and postings.tf.dtype == np.uint8
+        tf, length = postings.tf.astype(np.float64), scoring._BYTE_LENGTH[postings.codes]
+        wide = 1.3 * ((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * length / 7.5)))
+        assert postings.bm25(1.3, 7.5).tobytes() == wide.tobytes()

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from wolfmem import Config, Memory
+from wolfmem.search import ids as ids_module
 from wolfmem.search.ids import IdCache
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import FactDoc
@@ -36,6 +37,36 @@ def test_segment_reads_match_whooshs_own_over_segments_with_deletions(tmp_path: 
         assert stored_fields(searcher, [number]) == [searcher.stored_fields(number)]
     assert len(live) < searcher.doc_count_all()  # deleted documents' ids are there, never handed out
     assert ids.live_numbers(["episodes/2024-01-09.md#1"]) == {}
+    index.close()
+
+
+def test_ids_are_read_from_the_id_field_alone_and_its_pages_stay_readable(tmp_path: Path) -> None:
+    index = FactIndex(tmp_path / "index")  # MappedStorage: the term file is a memory map
+    index.replace_files({"episodes/2024-01-01.md": [fact("episodes/2024-01-01.md", line, f"word{line} text")
+                                                    for line in range(1, 40)]}, [])
+    reader = index._folder.current_searcher().reader().leaf_readers()[0][0]
+    table = reader._terms._tindex
+    prefix = reader._terms._keycoder(ids_module.FIELD, b"")
+    whole = table.dbfile.get(0, table.endofdata)
+    copies: list[tuple[int, bytes]] = []
+    get = table.dbfile.get
+
+    def recorded(position: int, length: int) -> bytes:
+        copies.append((position, get(position, length)))
+        return copies[-1][1]
+
+    table.dbfile.get = recorded
+    segment = ids_module.read(reader)
+    table.dbfile.get = get
+    _, data = max(copies, key=lambda copy: len(copy[1]))  # the key lookups read a few bytes each
+    keys, at = [], 0
+    while at < len(data):  # the copy holds whole entries of the id field and nothing else
+        key_length, value_length = ids_module._LENGTHS.unpack_from(data, at)
+        keys.append(data[at + 8:at + 8 + key_length])
+        at += 8 + key_length + value_length
+    assert at == len(data) < len(whole) and all(key.startswith(prefix) for key in keys)
+    assert [segment.doc_id(n) for n in range(39)] == [f"episodes/2024-01-01.md#{n}" for n in range(1, 40)]
+    assert table.dbfile.get(0, table.endofdata) == whole  # the released pages read back from the file
     index.close()
 
 

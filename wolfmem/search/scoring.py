@@ -22,8 +22,9 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN
 from whoosh.reading import SegmentReader, TermNotFound
 from whoosh.util.numeric import byte_to_length
 
-# Postings kept in memory across searches (about 12 bytes each): a term is read again when it
-# fell out. A question's terms are rarer than this by far; a common term alone can hold a lot.
+# Postings kept in memory across searches (14 bytes each with their kept score: a 4-byte number,
+# a 1-byte frequency and length code, 8 bytes of BM25): a term is read again when it fell out.
+# A question's terms are rarer than this by far; a common term alone can hold a lot.
 MAX_CACHED_POSTINGS = 1_500_000
 B, K1 = 0.75, 1.2
 # Segments whose field lengths are kept (two fields each; a vault has a handful of segments).
@@ -43,9 +44,9 @@ class Clause:
 
 @dataclass(frozen=True)
 class _Postings:
-    ids: np.ndarray  # document numbers within the segment
-    tf: np.ndarray
-    length: np.ndarray  # the field's stored length of each document
+    ids: np.ndarray  # document numbers within the segment (int32)
+    tf: np.ndarray  # term frequencies, in the smallest unsigned type that holds them exactly, else float64
+    codes: np.ndarray  # the field's one-byte length code of each document (`_BYTE_LENGTH`)
     # Each posting's BM25 before the clause's boost, for the last idf and average length asked (8 bytes
     # a posting more): a watching process's searches reuse it until a commit moves either.
     scored: dict[tuple[float, float], np.ndarray] = field(default_factory=dict, compare=False)
@@ -54,14 +55,23 @@ class _Postings:
         """Each posting's BM25 under this idf and average field length (Whoosh's BM25F, boost 1)."""
         found = self.scored.get((idf, average))
         if found is None:
-            tf = self.tf
-            found = idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * self.length / average)))
+            tf = self.tf.astype(np.float64)
+            found = idf * ((tf * (K1 + 1)) / (tf + K1 * ((1 - B) + B * _BYTE_LENGTH[self.codes] / average)))
             self.scored.clear()
             self.scored[(idf, average)] = found
         return found
 
 
-_EMPTY = _Postings(np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros(0, np.float64))
+_EMPTY = _Postings(np.zeros(0, np.int32), np.zeros(0, np.uint8), np.zeros(0, np.uint8))
+
+
+def _compact(weights: np.ndarray) -> np.ndarray:
+    """Term frequencies as uint8 or uint16 when each converts back to the same float, else as they are."""
+    for kind in (np.uint8, np.uint16):
+        small = weights.astype(kind)
+        if np.array_equal(small, weights):
+            return small
+    return weights
 
 
 class PostingCache:
@@ -140,7 +150,7 @@ def _read(reader, field: str, term: str, info, lengths: np.ndarray) -> _Postings
     while matcher.is_active():
         matcher._read_ids()
         matcher._read_weights()
-        ids.append(np.asarray(matcher._ids, dtype=np.int64))
+        ids.append(np.asarray(matcher._ids, dtype=np.int32))
         tfs.append(np.asarray(matcher._weights, dtype=np.float64))
         matcher._next_block()
     if not ids:
@@ -151,7 +161,7 @@ def _read(reader, field: str, term: str, info, lengths: np.ndarray) -> _Postings
         # A document that holds the term has a length: none means the segment's length file is cut short,
         # which the index folder answers (as for any damaged segment) by rebuilding from the files.
         raise ValueError(f"no {field} length for a document holding {term!r}: the segment's lengths are damaged")
-    return _Postings(numbers, np.concatenate(tfs), _BYTE_LENGTH[codes])
+    return _Postings(numbers, _compact(np.concatenate(tfs)), codes)
 
 
 def field_lengths(reader, field: str) -> np.ndarray:

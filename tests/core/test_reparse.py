@@ -141,3 +141,13 @@ def test_an_unclosed_fence_in_the_change_means_a_whole_parse() -> None:
     derived = reparse(old_text, markdown.scan_whole(old_text), text)
     assert derived is None or derived == markdown.scan_whole(text)
     assert markdown.scan(text) == markdown.scan_whole(text)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(["a", " ", "\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x85", "\u2028", "é"]),
+                max_size=40).map("".join))
+def test_lines_break_only_at_cr_and_lf(text: str) -> None:
+    """The fast split (str.splitlines) is used only where it breaks exactly where the line pattern does."""
+    lines = markdown.lines_of(text)
+    assert lines == blocks._LINE_RE.findall(text)
+    assert "".join(lines) == text

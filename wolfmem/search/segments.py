@@ -63,18 +63,28 @@ class WorkerStorage(FileStorage):
 def open_searcher(ix: whoosh_index.Index, fields: Iterable[str]) -> Searcher:
     """A BM25F searcher over the latest commit, every segment primed (see prime)."""
     searcher = ix.searcher(weighting=_weighting())
-    for reader, _ in searcher.reader().leaf_readers():
-        prime(reader, fields)
+    try:
+        for reader, _ in searcher.reader().leaf_readers():
+            prime(ix, reader, fields)
+    except BaseException:
+        searcher.close()
+        raise
     return searcher
 
 
-def prime(reader: IndexReader, fields: Iterable[str]) -> None:
+def prime(ix: whoosh_index.Index, reader: IndexReader, fields: Iterable[str]) -> None:
     """Open the segment files Whoosh would otherwise open on first use, while they surely exist.
 
     A segment's stored fields and field lengths are separate files opened lazily; by then another
     process's merge may have deleted them (an open file or map survives that, a missing one does not).
+    Even the commit being opened may have been merged away since its table of contents was read:
+    a segment of it without its stored fields is then gone, not damaged, and FileNotFoundError says
+    so (the open is retried on the newer commit); with no newer commit, it is damage.
     """
     if reader.doc_count_all():
+        stored = cast(SegmentReader, reader)._perdoc.has_column("_stored")
+        if not stored and ix.latest_generation() != reader.generation():
+            raise FileNotFoundError(f"segment {reader.segment()} was merged away by a newer commit")
         reader.stored_fields(0)
         for field in fields:
             reader.doc_field_length(0, field)
@@ -120,7 +130,7 @@ def refreshed(ix: whoosh_index.FileIndex, old: Searcher, fields: Iterable[str]) 
             if reader is None:
                 reader = SegmentReader(ix.storage, toc.schema, segment, generation=toc.generation)
                 opened.append(reader)
-                prime(reader, fields)
+                prime(ix, reader, fields)
             readers.append(reader)
     except BaseException:
         for reader in opened:  # the old searcher still owns the rest

@@ -22,7 +22,6 @@ class FileCommit:
     """One file's facts against its rows as the catalog held them at `entry`: what to write and delete."""
 
     entry: ManifestEntry | None  # the entry the rows were read with (None: not indexed, or unknown)
-    old: Mapping[str, DocRow]
     rows: tuple[DocRow, ...]  # the file's rows after the commit
     added: tuple[FactDoc, ...]  # facts new, or changed in anything but their line
     stale: frozenset[str]  # ids of facts the file no longer holds
@@ -45,4 +44,4 @@ def plan(docs: Sequence[FactDoc], entry: ManifestEntry | None, old: Mapping[str,
         before = left.pop(doc.doc_id, None)
         if before is None or before.digest != row.digest:
             added.append(doc)
-    return FileCommit(entry, old, tuple(kept.values()), tuple(added), frozenset(left), row_writes(old, kept))
+    return FileCommit(entry, tuple(kept.values()), tuple(added), frozenset(left), row_writes(old, kept))

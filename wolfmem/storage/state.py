@@ -63,6 +63,13 @@ KEPT_REPAIRS = 200
 # Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
 # in any test or bench (50 in a row), at a few bytes each.
 RECENT_INODES = 64
+# Handed-out refs this process remembers having written (a few searches' worth), to skip writing them again.
+ISSUED_REMEMBERED = 4096
+
+
+def _data_version(db: sqlite3.Connection) -> int:
+    """A number that changes whenever another connection commits to the database (SQLite's data_version)."""
+    return int(db.execute("PRAGMA data_version").fetchone()[0])
 
 
 def line_hash(line: str) -> str:
@@ -85,6 +92,10 @@ class StateStore(Store):
         # so no lock is held between calls and other processes see each write at once.
         self._db: sqlite3.Connection | None = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
+        # The refs this process last wrote to `issued`, valid at (connection, data_version): the connection
+        # itself is held, so a replacement after damage never passes for it.
+        self._issued: dict[tuple[str, int], str] = {}
+        self._issued_at: tuple[sqlite3.Connection, int] | None = None
         # Called after a change that the vault's provenance log should hear about (see provenance.py).
         self.on_change: Callable[[], None] | None = None
         try:
@@ -213,9 +224,26 @@ class StateStore(Store):
     # -- issued refs ----------------------------------------------------------
     @guarded
     def note_issued(self, refs: Iterable[tuple[str, int, str]]) -> None:
-        """Remember which fact (by key) each handed-out line ref (path, line) named."""
-        with self._connect() as db:
-            db.executemany("INSERT OR REPLACE INTO issued VALUES (?, ?, ?)", refs)
+        """Remember which fact (by key) each handed-out line ref (path, line) named.
+
+        Refs this connection wrote last are not written again while no other connection has written to
+        the database since (SQLite's data_version): a search handing out the same lines writes nothing.
+        """
+        wanted = {(path, line): key for path, line, key in refs}
+        with self._guard:
+            if self._db is not None and self._issued_at == (self._db, _data_version(self._db)):
+                wanted = {ref: key for ref, key in wanted.items() if self._issued.get(ref) != key}
+        if not wanted:
+            return
+        with self._connect() as db:  # holds the guard: the memo changes in the order the rows are written
+            at = (db, _data_version(db))  # inside the write transaction: no other commit comes between
+            if at != self._issued_at or len(self._issued) >= ISSUED_REMEMBERED:
+                self._issued = {}
+            self._issued_at = None  # until the commit lands
+            db.executemany("INSERT OR REPLACE INTO issued VALUES (?, ?, ?)",
+                           [(path, line, key) for (path, line), key in wanted.items()])
+            self._issued.update(wanted)
+        self._issued_at = at
 
     @guarded
     def issued_key(self, path: str, line: int) -> str | None:

@@ -72,11 +72,6 @@ def _data_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA data_version").fetchone()[0])
 
 
-def _written_at(db: sqlite3.Connection) -> tuple[sqlite3.Connection, int, int]:
-    """What moves with every write to the database: another connection's (data_version) or this one's."""
-    return db, _data_version(db), db.total_changes
-
-
 def line_hash(line: str) -> str:
     """The name a snapshot line goes by outside this machine: the vault log never repeats a fact's words."""
     return hashlib.sha256(line.encode("utf-8")).hexdigest()[:16]
@@ -101,9 +96,6 @@ class StateStore(Store):
         # itself is held, so a replacement after damage never passes for it.
         self._issued: dict[tuple[str, int], str] = {}
         self._issued_at: tuple[sqlite3.Connection, int] | None = None
-        # The displaced table as last read, valid while nothing was written since (`_written_at`).
-        self._displaced: dict[str, tuple[str, bytes, bytes]] = {}
-        self._displaced_at: tuple[sqlite3.Connection, int, int] | None = None
         # Called after a change that the vault's provenance log should hear about (see provenance.py).
         self.on_change: Callable[[], None] | None = None
         try:
@@ -270,20 +262,10 @@ class StateStore(Store):
 
     @guarded
     def displaced(self) -> dict[str, tuple[str, bytes, bytes]]:
-        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held, its prior).
-
-        Asked before every search; read again only after a write to the database, by anyone.
-        """
-        with self._guard:
-            if self._db is not None and self._displaced_at == _written_at(self._db):
-                return dict(self._displaced)
+        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held, its prior)."""
         with self._connect() as db:
             rows = db.execute("SELECT rel, path, base, prior FROM displaced").fetchall()
-            at = _written_at(db)
-        found = {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
-        with self._guard:
-            self._displaced, self._displaced_at = found, at
-        return dict(found)
+        return {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
 
     @guarded
     def drop_displaced(self, rel: str) -> None:

@@ -1,7 +1,4 @@
-"""What the state store does not write or read again while nothing changed, and does after any write.
-
-Handed-out line refs are written once; the displaced table is read once, before every search.
-"""
+"""Handed-out line refs: written once while nothing else changed, written again after another writer."""
 
 from __future__ import annotations
 
@@ -57,28 +54,3 @@ def test_a_reopened_store_writes_again(tmp_path: Path) -> None:
     assert store.issued_key("knowledge/people.md", 4) is None  # reopens the connection
     store.note_issued(REFS)
     assert store.issued_key("knowledge/people.md", 4) == "sarah swims"
-
-
-def test_displaced_versions_are_read_again_after_any_write(tmp_path: Path) -> None:
-    mine, theirs = StateStore(tmp_path / "state.sqlite"), StateStore(tmp_path / "state.sqlite")
-    assert mine.displaced() == {}
-    mine.add_displaced("knowledge/a.md.displaced", "knowledge/a.md", b"one")
-    assert mine.displaced() == {"knowledge/a.md.displaced": ("knowledge/a.md", b"one", b"")}
-    theirs.add_displaced("knowledge/b.md.displaced", "knowledge/b.md", b"two")  # another process
-    assert set(mine.displaced()) == {"knowledge/a.md.displaced", "knowledge/b.md.displaced"}
-    mine.drop_displaced("knowledge/a.md.displaced")
-    assert set(mine.displaced()) == {"knowledge/b.md.displaced"}
-    mine.displaced()["knowledge/c.md.displaced"] = ("knowledge/c.md", b"", b"")  # a caller's own copy
-    assert set(mine.displaced()) == {"knowledge/b.md.displaced"}
-
-
-def test_displaced_versions_unchanged_are_not_read_again(tmp_path: Path) -> None:
-    store = StateStore(tmp_path / "state.sqlite")
-    store.add_displaced("knowledge/a.md.displaced", "knowledge/a.md", b"one")
-    store.displaced()
-    statements: list[str] = []
-    assert store._db is not None  # counting the work: the store's one connection
-    store._db.set_trace_callback(statements.append)
-    for _ in range(5):
-        store.displaced()
-    assert not [sql for sql in statements if "FROM displaced" in sql]

@@ -257,10 +257,12 @@ class FactIndex:
         filters: Filters = Filters(),
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
+        *,
+        by_id: bool = False,
     ) -> list[IndexHit]:
         """The stored facts `ranked` finds, best first."""
         with self.snapshot():
-            return self.stored(self.ranked(terms, filters, limit, weights))
+            return self.stored(self.ranked(terms, filters, limit, weights, by_id=by_id))
 
     def ranked(
         self,
@@ -269,10 +271,15 @@ class FactIndex:
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
         bonus: Mapping[str, float] | None = None,
+        *,
+        by_id: bool = False,
     ) -> list[Placed]:
         """Facts matching any of the weighted terms (OR), best first under BM25F, at their lines; no text read.
 
         A `bonus` term selects nothing: a chosen fact holding it gains its value (times the field's weight).
+        `by_id`: the hits' lines are looked up by their ids (one query) instead of from their files' line
+        maps, which a caller asking no neighbours (`near_all`) does not need: a save's duplicate search
+        meets some 30 files, most of whose maps it would read whole (the same lines either way).
         """
         if not terms:
             return []
@@ -295,10 +302,15 @@ class FactIndex:
                  for (number, score), doc_id in zip(best, ids.doc_ids([number for number, _ in best]), strict=True)
                  if doc_id is not None]
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, (path for *_, path in found))
-        self._pool_lines = (self._folder.snapshot_id(), maps)
+        if by_id:
+            line_of = self.catalog.lines([doc_id for _, _, doc_id, _ in found])
+        else:
+            maps = self._lines.of(self.catalog, (path for *_, path in found))
+            self._pool_lines = (self._folder.snapshot_id(), maps)
+            line_of = {doc_id: line for _, _, doc_id, path in found
+                       if (line := maps[path].line_of.get(doc_id)) is not None}
         placed = [Placed(number, doc_id, path, line, score) for number, score, doc_id, path in found
-                  if (line := maps[path].line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
+                  if (line := line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
         return placed[:limit]
 
     def stored(self, placed: Sequence[Placed]) -> list[IndexHit]:

@@ -1,6 +1,7 @@
 """The fact-level full-text index: what is written to it and what is read from it.
 
-Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`) and by the shared stemmers.
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`, `deleting`) and by the
+shared stemmers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
-from wolfmem.search import rowdiff, scoring
+from wolfmem.search import deleting, rowdiff, scoring
 from wolfmem.search.adding import FactAdder
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.ids import IdCache
@@ -196,9 +197,7 @@ class FactIndex:
             raise storage_error(exc, "write the index at", self.directory) from None
         with self._folder.reading():  # a deletion and a merge read the segments already there
             try:
-                gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
-                if gone:
-                    writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
+                deleting.delete(writer, paths, doc_ids, self._folder.current_searcher, self._ids)
                 FactAdder(writer).add_all(docs)
                 writer.commit()
             except BaseException as exc:

@@ -9,6 +9,7 @@ import pytest
 
 from wolfmem import Config, Memory
 from wolfmem.storage.catalog import Catalog
+from wolfmem.storage.state import StateStore
 
 PEOPLE = "knowledge/people.md"
 
@@ -45,3 +46,29 @@ def test_a_saves_duplicate_search_reads_no_files_line_maps(watching: Memory, mon
     assert reads == []  # its candidates come from people.md and the day files alike; none is read whole
     again = watching.save("Person4 walked harbour path twice on a rainy morning.", type="people")
     assert again.status == "duplicate" and again.duplicate_of == receipt.ref
+
+
+def test_a_save_reads_the_bytes_of_no_displaced_version_still_in_its_grace_period(
+        watching: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    watching.displaced.grace = 3600.0  # every version kept by the saves below stays in its grace period
+    assert watching.save("Ann keeps the harbour keys for projects.", type="projects").status == "saved"
+    reads: list[tuple[dict[str, object], list[str]]] = []
+    records = StateStore.displaced
+
+    def spied(self: StateStore, **where: object) -> dict[str, tuple[str, bytes, bytes]]:
+        found = records(self, **where)  # type: ignore[arg-type]
+        reads.append((where, sorted(target for target, _, _ in found.values())))
+        return found
+
+    monkeypatch.setattr(StateStore, "displaced", spied)
+    for n in range(3):
+        assert watching.save(f"Person{n} walked harbour path at dawn {n}.", type="people").status == "saved"
+    kept = watching.state.displaced_names()
+    assert sorted(set(kept.values())) == ["knowledge/people.md", "knowledge/projects.md"] and len(kept) >= 4
+    # Only the saved file's own versions are read (to drop its older untouched ones), never projects.md's.
+    assert reads and all(where == {"path": PEOPLE} and set(targets) <= {PEOPLE} for where, targets in reads)
+    reads.clear()
+    watching.displaced.grace = 0.0  # all quiet now: each is read once, found untouched, and deleted
+    watching.sync()
+    assert [sorted(where["rels"]) for where, _ in reads] == [sorted(kept)]  # type: ignore[call-overload]
+    assert watching.state.displaced_names() == {}

@@ -82,6 +82,47 @@ def test_an_insert_into_a_big_section_is_a_small_change() -> None:
     assert len(new) == 1
 
 
+@settings(max_examples=150, deadline=None)
+@given(TEXTS, st.lists(st.tuples(st.integers(0, 45), st.integers(0, 2), st.lists(LINES, max_size=2)),
+                       min_size=2, max_size=5))
+def test_a_chain_of_changes_is_exactly_the_whole_build_at_every_step(
+    text: str, edits: list[tuple[int, int, list[str]]],
+) -> None:
+    """Kept documents carry the line they were built at; each step's diff and documents use their current lines."""
+    seen = {doc.key: doc.date for doc in dated_facts(REL, text, {}, TODAY)[0]}
+    indexed = increment.Indexed(content_hash(text.encode()), text, tuple(dated_facts(REL, text, seen, TODAY)[0]))
+    for at, remove, insert in edits:
+        after = _edit(indexed.text, at, remove, insert)
+        found = increment.change(indexed, content_hash(after.encode()), after, seen, TODAY, REL)
+        if found is None:
+            docs, new = dated_facts(REL, after, seen, TODAY)
+            seen.update(dict.fromkeys(new, TODAY))
+            indexed = increment.Indexed(content_hash(after.encode()), after, tuple(docs))
+            continue
+        change, new = found
+        seen.update(dict.fromkeys(new, TODAY))
+        assert [(d.doc_id, d.line, d.section, d.text, d.date, d.key) for d in change.indexed.docs] == _full(after, seen)
+        assert list(change.indexed.current_lines()) == [doc.line for doc in change.indexed.docs]
+        indexed = change.indexed
+
+
+def test_facts_below_a_change_are_not_made_again() -> None:
+    """Issue 28: a save into the first section of a 2,000-fact file made every fact below it again, moved."""
+    text = "# People\n\n## Stack\n" + "".join(f"- Item {n} uses port {n}.\n" for n in range(500))
+    docs = tuple(dated_facts(REL, text, {}, TODAY)[0])
+    seen = {doc.key: TODAY for doc in docs}
+    made: list[object] = []
+    with mock.patch.object(increment, "_moved", side_effect=lambda *args: made.append(args)):
+        first = increment.change(increment.Indexed("r", text, docs), "s", _edit(text, 10, 0, ["- New one."]), seen,
+                                 TODAY, REL)
+        assert first is not None
+        seen.update(dict.fromkeys(first[1], TODAY))
+        after = _edit(first[0].indexed.text, 20, 0, ["- Newer one."])
+        second = increment.change(first[0].indexed, "t", after, seen, TODAY, REL)
+        assert second is not None and made == []  # 490 facts moved twice, none made again
+    assert [(d.doc_id, d.line, d.section, d.text, d.date, d.key) for d in second[0].indexed.docs] == _full(after, seen)
+
+
 def _index_state(memory: Memory) -> tuple[dict[str, tuple[int, str]], list[tuple[str, str, str]]]:
     """The catalog's rows of the file, and the documents Whoosh stores for it."""
     index = memory.index

@@ -180,8 +180,9 @@ class Saver:
         contradicted: list[str] = []
         # A paraphrase shares the fact's rarer words; searching those in fact text alone is enough.
         terms = query.plan(index, sentence).searched
-        # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts.
-        hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0})
+        # Filtering in Whoosh costs more than over-fetching and keeping the curated files' facts; no
+        # neighbours are asked, so the hits are placed by their ids, not from their files' line maps.
+        hits = index.search(terms, Filters(), CANDIDATES * 4, weights={"text": 1.0}, by_id=True)
         candidates = [hit for hit in hits if hit.path in CURATED_PATHS][:CANDIDATES]
         if self.similar is not None:
             # Similarity only proposes: relate() and its value guard still decide, so false merges stay 0.

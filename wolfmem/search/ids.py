@@ -141,6 +141,14 @@ class SearcherIds:
             found.append(ids.doc_id(number - offset))
         return found
 
+    def live_holders(self, doc_ids: Sequence[str]) -> list[int]:
+        """Every live document number holding one of these ids: what a deletion by their `doc_id` terms deletes."""
+        found = []
+        for reader, offset, ids in self._leaves:
+            for numbers in ids.numbers(doc_ids):
+                found += [offset + number for number in numbers if not reader.is_deleted(number)]  # type: ignore[attr-defined]
+        return sorted(found)
+
     def live_numbers(self, doc_ids: Sequence[str]) -> dict[str, int]:
         """The document number of the live fact holding each id (the first, as Whoosh's lookup); others left out."""
         found: dict[str, int] = {}
@@ -165,6 +173,12 @@ class IdCache:
 
     def of(self, searcher) -> SearcherIds:
         """The ids of the searcher's segments, each read the first time it is searched; others are let go."""
+        found = self.kept(searcher, None)
+        assert found is not None
+        return found
+
+    def kept(self, searcher, unread: int | None) -> SearcherIds | None:
+        """`of(searcher)`, or None when the segments whose ids are not kept yet hold more than `unread` documents."""
         last = self._last
         if last is not None and last[0] is searcher:
             return last[1]
@@ -172,6 +186,9 @@ class IdCache:
         keys = [_segment_key(reader) for reader, _ in leaves]
         with self._guard:
             kept = {key: self._kept[key] for key in keys if key in self._kept}
+        if unread is not None and sum(reader.doc_count_all() for (reader, _), key in zip(leaves, keys, strict=True)
+                                      if key not in kept) > unread:
+            return None
         found = [(reader, offset, kept.get(key) or read(reader))
                  for (reader, offset), key in zip(leaves, keys, strict=True)]
         ids = SearcherIds(found)

@@ -18,6 +18,7 @@ The shortcut is taken only when it gives exactly what building the file whole gi
 from __future__ import annotations
 
 import bisect
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,11 +38,30 @@ SOURCES = ("knowledge", "episodes")
 
 @dataclass(frozen=True)
 class Indexed:
-    """What this process last indexed of one file: the text's revision, the text, its documents in line order."""
+    """What this process last indexed of one file: the text's revision, the text, its documents in line order.
+
+    `lines`, when given, holds each document's current line: a document kept below a change keeps the
+    line it was built at, as making each one again, moved, cost more than the rest of the diff (issue 28:
+    a save into the first section of a 2,000-fact file moved ~2,000 of them). `docs` makes them moved,
+    once, when asked (a whole commit of the file); a chain of line diffs never asks.
+    """
 
     revision: str
     text: str
-    docs: tuple[FactDoc, ...]
+    built: tuple[FactDoc, ...]  # the documents in line order, as built: a kept one's line may be older
+    lines: tuple[int, ...] | None = None  # each document's current line (None: each one's own)
+
+    def current_lines(self) -> Sequence[int]:
+        """Each document's current line."""
+        return self.lines if self.lines is not None else [doc.line for doc in self.built]
+
+    @functools.cached_property
+    def docs(self) -> tuple[FactDoc, ...]:
+        """The documents at their current lines."""
+        if self.lines is None:
+            return self.built
+        return tuple(doc if doc.line == line else _moved(doc, line - doc.line)
+                     for doc, line in zip(self.built, self.lines, strict=True))
 
 
 @dataclass(frozen=True)
@@ -66,23 +86,24 @@ def change(before: Indexed, revision: str, text: str, first_seen: Mapping[str, s
     old_end, new_end = len(old_lines) - suffix, len(new_lines) - suffix  # the changed lines end here (1-based)
     delta = new_end - old_end
     facts = markdown.parse(text).searchable()
-    old = before.docs
-    head, tail = _count_upto(old, prefix), len(old) - _count_upto(old, old_end)
+    old, at = before.built, before.current_lines()
+    head, tail = bisect.bisect_right(at, prefix), len(old) - bisect.bisect_right(at, old_end)
     new_head, new_tail = _count_upto(facts, prefix), len(facts) - _count_upto(facts, new_end)
     if head != new_head or tail != new_tail:
         return None
-    kept = [*zip(old[:head], facts[:head], strict=True), *zip(old[len(old) - tail:], facts[len(facts) - tail:],
-                                                              strict=True)]
+    kept = [*zip(range(head), facts[:head], strict=True),
+            *zip(range(len(old) - tail, len(old)), facts[len(facts) - tail:], strict=True)]
     day = episode_date(rel) or ""
-    for doc, fact in kept:
-        moved = doc.line if fact.line <= prefix else doc.line + delta
+    for number, fact in kept:
+        doc = old[number]
+        moved = at[number] if fact.line <= prefix else at[number] + delta
         if (fact.text, fact.section, fact.line) != (doc.text, doc.section, moved):
             return None
         if doc.date != (day or first_seen.get(doc.key)):
             return None  # a knowledge line's day changed, or was never recorded: the whole build dates it
     gone, came = old[head:len(old) - tail], facts[new_head:len(facts) - new_tail]
     changed = {doc.text for doc in gone} | {fact.text for fact in came}
-    if changed and any(doc.text in changed for doc, _fact in kept):
+    if changed and any(old[number].text in changed for number, _fact in kept):
         return None
     seen_now = {fact_key(fact.text) for fact in came} - set(first_seen) if not day else set()
     occurrences: Counter[str] = Counter()
@@ -92,14 +113,15 @@ def change(before: Indexed, revision: str, text: str, first_seen: Mapping[str, s
         occurrences[digest] += 1
         date = day or first_seen.get(fact_key(fact.text), today)
         added.append(fact_doc(rel, source, fact, occurrences[digest], date))
-    moved_tail = tuple(_moved(doc, delta) for doc in old[len(old) - tail:]) if delta else old[len(old) - tail:]
-    docs = (*old[:head], *added, *moved_tail)
+    below = len(old) - tail
+    docs = (*old[:head], *added, *old[below:])
+    lines = (*at[:head], *(doc.line for doc in added), *(line + delta for line in at[below:]))
     return Change(tuple(doc.doc_id for doc in gone), tuple(added), old_end, delta,
-                  Indexed(revision, text, docs)), seen_now
+                  Indexed(revision, text, docs, lines)), seen_now
 
 
-def _count_upto(items: Sequence[FactDoc] | Sequence[markdown.Fact], line: int) -> int:
-    """How many of items (in line order) are on lines up to `line`."""
+def _count_upto(items: Sequence[markdown.Fact], line: int) -> int:
+    """How many of the facts (in line order) are on lines up to `line`."""
     return bisect.bisect_right(items, line, key=lambda item: item.line)
 
 

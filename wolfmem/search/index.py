@@ -1,6 +1,7 @@
 """The fact-level full-text index: what is written to it and what is read from it.
 
-Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`) and by the shared stemmers.
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`, `deleting`) and by the
+shared stemmers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from whoosh import index as whoosh_index
 from whoosh import query as wq
 
 from wolfmem.errors import DatabaseDamaged, VaultBusy, storage_error
-from wolfmem.search import rowdiff, scoring
+from wolfmem.search import deleting, rowdiff, scoring
 from wolfmem.search.adding import FactAdder
 from wolfmem.search.folder import IndexFolder
 from wolfmem.search.ids import IdCache
@@ -196,9 +197,7 @@ class FactIndex:
             raise storage_error(exc, "write the index at", self.directory) from None
         with self._folder.reading():  # a deletion and a merge read the segments already there
             try:
-                gone = [wq.Term("path", path) for path in paths] + [wq.Term("doc_id", doc_id) for doc_id in doc_ids]
-                if gone:
-                    writer.delete_by_query(wq.Or(gone))  # one reader for every deletion, not one per term
+                deleting.delete(writer, paths, doc_ids, self._folder.current_searcher, self._ids)
                 FactAdder(writer).add_all(docs)
                 writer.commit()
             except BaseException as exc:
@@ -257,10 +256,12 @@ class FactIndex:
         filters: Filters = Filters(),
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
+        *,
+        by_id: bool = False,
     ) -> list[IndexHit]:
         """The stored facts `ranked` finds, best first."""
         with self.snapshot():
-            return self.stored(self.ranked(terms, filters, limit, weights))
+            return self.stored(self.ranked(terms, filters, limit, weights, by_id=by_id))
 
     def ranked(
         self,
@@ -269,10 +270,15 @@ class FactIndex:
         limit: int = 10,
         weights: Mapping[str, float] = FIELD_WEIGHTS,
         bonus: Mapping[str, float] | None = None,
+        *,
+        by_id: bool = False,
     ) -> list[Placed]:
         """Facts matching any of the weighted terms (OR), best first under BM25F, at their lines; no text read.
 
         A `bonus` term selects nothing: a chosen fact holding it gains its value (times the field's weight).
+        `by_id`: the hits' lines are looked up by their ids (one query) instead of from their files' line
+        maps, which a caller asking no neighbours (`near_all`) does not need: a save's duplicate search
+        meets some 30 files, most of whose maps it would read whole (the same lines either way).
         """
         if not terms:
             return []
@@ -295,10 +301,15 @@ class FactIndex:
                  for (number, score), doc_id in zip(best, ids.doc_ids([number for number, _ in best]), strict=True)
                  if doc_id is not None]
         assert self.catalog is not None
-        maps = self._lines.of(self.catalog, (path for *_, path in found))
-        self._pool_lines = (self._folder.snapshot_id(), maps)
+        if by_id:
+            line_of = self.catalog.lines([doc_id for _, _, doc_id, _ in found])
+        else:
+            maps = self._lines.of(self.catalog, (path for *_, path in found))
+            self._pool_lines = (self._folder.snapshot_id(), maps)
+            line_of = {doc_id: line for _, _, doc_id, path in found
+                       if (line := maps[path].line_of.get(doc_id)) is not None}
         placed = [Placed(number, doc_id, path, line, score) for number, score, doc_id, path in found
-                  if (line := maps[path].line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
+                  if (line := line_of.get(doc_id)) is not None]  # else a crashed writer's leftover
         return placed[:limit]
 
     def stored(self, placed: Sequence[Placed]) -> list[IndexHit]:

@@ -32,6 +32,6 @@ class LastIndexed:
             self._files.pop(rel, None)
             self._files[rel] = indexed
             while len(self._files) > FILES or (
-                len(self._files) > 1 and sum(len(kept.docs) for kept in self._files.values()) > MAX_FACTS
+                len(self._files) > 1 and sum(len(kept.built) for kept in self._files.values()) > MAX_FACTS
             ):
                 self._files.pop(next(iter(self._files)))

@@ -315,7 +315,8 @@ class Syncer:
     def _documents(
         self, rel: str, before: increment.Indexed | None, entry: ManifestEntry, text: str
     ) -> tuple[list[FactDoc], bool]:
-        """rel's documents for `text`, and whether they are committed already.
+        """rel's documents for `text`, and whether they are committed already (then they are only counted:
+        a kept document may carry the line it was built at, `increment.Indexed`).
 
         With `before` (what this process last indexed of rel), only the changed lines' documents are
         built (`search.increment`); when the index still holds `before`'s version, only they are
@@ -334,7 +335,7 @@ class Syncer:
         if not self.index.apply_change(rel, change, entry, before.revision):
             return list(change.indexed.docs), False  # another process indexed another version meanwhile
         self.last.keep(rel, change.indexed)
-        return list(change.indexed.docs), True
+        return list(change.indexed.built), True
 
     def _facts(self, rel: str, text: str) -> list[FactDoc]:
         """facts_of, with knowledge lines dated by first sight (recording today for new lines)."""

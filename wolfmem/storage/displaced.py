@@ -27,7 +27,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from wolfmem.core.markdown import split_lines
@@ -78,8 +78,9 @@ class PutBack:
 class _Pending:
     rel: str  # the kept version, vault-relative
     target: str  # the file it was displaced from
-    base: bytes | None  # what it held when displaced (None: no record)
+    base: bytes | None  # what it held when displaced (None: no record, or not read yet)
     prior: bytes = b""  # held empty (truncated): what the file last held before, which the merge keeps too
+    recorded: bool = False  # the state db holds its record (its bytes are read once it is quiet)
 
 
 class Displaced:
@@ -106,9 +107,8 @@ class Displaced:
         except StorageError as exc:
             log.warning("could not look for displaced versions (%s); the next sync tries again", exc)
             return []
-        for pending, quiet_for in quiet:
-            if quiet_for < self.grace:
-                continue
+        ready = self._recorded([pending for pending, quiet_for in quiet if quiet_for >= self.grace])
+        for pending in ready:
             try:
                 done = self._settle_one(pending)
                 if done is not None:
@@ -121,8 +121,10 @@ class Displaced:
 
     # -- internals ------------------------------------------------------------------------------
     def _pending(self, strays: bool) -> list[_Pending]:
-        recorded = self.writer.state.displaced()
-        found = {rel: _Pending(rel, target, base, prior) for rel, (target, base, prior) in recorded.items()}
+        # Names only: a version's bytes (a whole file each) are read once it is quiet (`_recorded`), not by
+        # every sync before every save while versions wait out their grace period.
+        recorded = self.writer.state.displaced_names()
+        found = {rel: _Pending(rel, target, None, recorded=True) for rel, target in recorded.items()}
         if strays:
             for folder in STRAY_FOLDERS:
                 with contextlib.suppress(OSError):
@@ -131,6 +133,20 @@ class Displaced:
                         if parts is not None and rel not in found:
                             found[rel] = _Pending(rel, f"{folder}/{parts[0]}", None)
         return list(found.values())
+
+    def _recorded(self, ready: list[_Pending]) -> list[_Pending]:
+        """The quiet versions with the bytes their records hold; one whose record went meanwhile is left."""
+        wanted = [pending.rel for pending in ready if pending.recorded]
+        if not wanted:
+            return ready
+        try:
+            records = self.writer.state.displaced(rels=wanted)
+        except StorageError as exc:
+            log.warning("could not read displaced versions (%s); the next sync tries again", exc)
+            return [pending for pending in ready if not pending.recorded]
+        return [pending if not pending.recorded else replace(pending, base=records[pending.rel][1],
+                                                             prior=records[pending.rel][2])
+                for pending in ready if not pending.recorded or pending.rel in records]
 
     def _quiet(self, pending: Iterable[_Pending]) -> list[tuple[_Pending, float]]:
         """Each kept version still on disk, with how long since anything changed it (its ctime moves on rename too)."""

@@ -60,7 +60,7 @@ class KeptVersions:
         disk truncates, then writes seconds later), so only the cap overrides the grace period.
         """
         now, untouched = time.time(), []
-        for other, (path, base, _prior) in self.state.displaced().items():
+        for other, (path, base, _prior) in self.state.displaced(path=rel).items():
             if path != rel or other == newest or other.rpartition("/")[0] != newest.rpartition("/")[0]:
                 continue
             name = other.rpartition("/")[2]

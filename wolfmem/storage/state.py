@@ -261,11 +261,25 @@ class StateStore(Store):
             db.execute("INSERT OR REPLACE INTO displaced VALUES (?, ?, ?, ?)", (rel, path, base, prior))
 
     @guarded
-    def displaced(self) -> dict[str, tuple[str, bytes, bytes]]:
-        """Every kept displaced file: its rel → (the file it was displaced from, the bytes it held, its prior)."""
+    def displaced(self, *, path: str | None = None, rels: Iterable[str] | None = None,
+                  ) -> dict[str, tuple[str, bytes, bytes]]:
+        """Every kept displaced file (of one file, or of these names): its rel → (the file it was displaced
+        from, the bytes it held, its prior)."""
+        query, args = "SELECT rel, path, base, prior FROM displaced", []
+        if path is not None:
+            query, args = query + " WHERE path = ?", [path]
+        elif rels is not None:
+            args = sorted(set(rels))
+            query += f" WHERE rel IN ({','.join('?' * len(args))})"
         with self._connect() as db:
-            rows = db.execute("SELECT rel, path, base, prior FROM displaced").fetchall()
+            rows = db.execute(query, args).fetchall() if rels is None or args else []
         return {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
+
+    @guarded
+    def displaced_names(self) -> dict[str, str]:
+        """Every kept displaced file's rel → the file it was displaced from (none of the bytes, each a file's size)."""
+        with self._connect() as db:
+            return dict(db.execute("SELECT rel, path FROM displaced").fetchall())
 
     @guarded
     def drop_displaced(self, rel: str) -> None:

@@ -503,3 +503,27 @@ def test_an_insert_into_a_big_section_parses_a_few_lines_not_the_section() -> No
         new_text, line = add_fact(text, "Brand new fact", "S", "T")
     assert line == 2004 and sum(parsed_chars) < 200
     assert parse(new_text).facts[-1] == markdown.Fact("Brand new fact", 2004, "S")
+
+
+# -- content_changes: the snapshot's update from the changed lines ----------------------------------
+_LINE = st.sampled_from(["- Ann", "- Ann ", "- Bob", "  ", "", "## Team", "- Ann is the CTO.", "Ann", "\x1c- Ann"])
+
+
+@given(st.lists(_LINE, max_size=8), st.lists(_LINE, max_size=4), st.lists(_LINE, max_size=4),
+       st.lists(_LINE, max_size=8), st.sampled_from(["\n", "\r\n"]))
+@settings(max_examples=400, deadline=None)
+def test_content_changes_are_the_whole_sets_difference(head, old_mid, new_mid, tail, newline) -> None:
+    old = newline.join([*head, *old_mid, *tail])
+    new = newline.join([*head, *new_mid, *tail])
+    old_set, new_set = set(markdown.content_lines(old)), set(markdown.content_lines(new))
+    assert markdown.content_changes(old, new) == (new_set - old_set, old_set - new_set)
+
+
+def test_content_changes_of_one_inserted_line_read_only_the_change() -> None:
+    old = "".join(f"- Fact {n} about the stack.\n" for n in range(2000))
+    new = old.replace("- Fact 1000 about", "- New fact.\n- Fact 1000 about")
+    with mock.patch.object(markdown, "content_lines", side_effect=AssertionError("read whole")):
+        assert markdown.content_changes(old, new) == ({"- New fact."}, set())
+    # A changed line whose words a shared line also holds needs the whole sets: it is not new.
+    again = old.replace("- Fact 1000 about", "- Fact 7 about the stack.\n- Fact 1000 about")
+    assert markdown.content_changes(old, again) == (set(), set())

@@ -63,6 +63,9 @@ KEPT_REPAIRS = 200
 # Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
 # in any test or bench (50 in a row), at a few bytes each.
 RECENT_INODES = 64
+# Files whose first-seen days this process keeps, and how many keys a note looks up one by one.
+SEEN_FILES = 16
+SEEN_LOOKUP = 500
 # Handed-out refs this process remembers having written (a few searches' worth), to skip writing them again.
 ISSUED_REMEMBERED = 4096
 
@@ -96,6 +99,9 @@ class StateStore(Store):
         # itself is held, so a replacement after damage never passes for it.
         self._issued: dict[tuple[str, int], str] = {}
         self._issued_at: tuple[sqlite3.Connection, int] | None = None
+        # First-seen days of recently used files, valid at (connection, data_version) like `_issued`.
+        self._seen: dict[str, dict[str, str]] = {}
+        self._seen_at: tuple[sqlite3.Connection, int] | None = None
         # Called after a change that the vault's provenance log should hear about (see provenance.py).
         self.on_change: Callable[[], None] | None = None
         try:
@@ -150,21 +156,54 @@ class StateStore(Store):
     @guarded
     def note_first_seen(self, path: str, keys: Iterable[str], day: str) -> None:
         """Record day as the first-seen date of each line key not seen before in path."""
-        with self._connect() as db:
-            known = {row[0] for row in db.execute("SELECT key FROM first_seen WHERE path = ?", (path,))}
-            new = sorted(set(keys) - known)
-            db.executemany("INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in new))
-            if new:
-                _post(db, {"path": path, "seen": dict.fromkeys(new, day)})
+        keys = set(keys)
+        try:
+            with self._connect() as db:
+                known, at = self._seen_days(db, path, keys)
+                new = sorted(keys - known.keys())
+                db.executemany("INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in new))
+                if new:
+                    _post(db, {"path": path, "seen": dict.fromkeys(new, day)})
+                    if path in self._seen:
+                        self._seen[path].update(dict.fromkeys(new, day))
+        except BaseException:
+            self._seen = {}  # the kept days may hold what was rolled back
+            raise
+        self._seen_at = at
         if new:
             self._changed()
 
     @guarded
     def first_seen(self, path: str) -> dict[str, str]:
-        """Line key → first-seen day for one file."""
+        """Line key → first-seen day for one file.
+
+        A save asks for its file's days twice (a 2,000-fact file's rows were a tenth of the save): the
+        days this connection read or wrote are kept while no other connection has written since.
+        """
+        with self._guard:
+            if self._db is not None and path in self._seen and self._seen_at == (self._db, _data_version(self._db)):
+                return dict(self._seen[path])
         with self._connect() as db:
-            rows = db.execute("SELECT key, day FROM first_seen WHERE path = ?", (path,)).fetchall()
-        return dict(rows)
+            days, at = self._seen_days(db, path, None)
+        self._seen_at = at
+        return dict(days)
+
+    def _seen_days(self, db: sqlite3.Connection, path: str, keys: set[str] | None
+                   ) -> tuple[dict[str, str], tuple[sqlite3.Connection, int]]:
+        """Inside a transaction: path's days (those of `keys` at least), from the kept ones while they are
+        valid, and what they are valid at once the transaction lands."""
+        at = (db, _data_version(db))  # no other commit can come between this and the transaction's end
+        if at != self._seen_at or (path not in self._seen and len(self._seen) >= SEEN_FILES):
+            self._seen = {}
+        self._seen_at = None  # until the transaction lands
+        if path in self._seen:
+            return self._seen[path], at
+        if keys is not None and len(keys) <= SEEN_LOOKUP:  # a few keys: no need to read the file's every row
+            marks = ",".join("?" * len(keys))
+            rows = db.execute(f"SELECT key, day FROM first_seen WHERE path = ? AND key IN ({marks})", (path, *keys))
+            return dict(rows.fetchall()), at
+        self._seen[path] = dict(db.execute("SELECT key, day FROM first_seen WHERE path = ?", (path,)).fetchall())
+        return self._seen[path], at
 
     # -- snapshots ------------------------------------------------------------
     @guarded
@@ -395,6 +434,7 @@ class StateStore(Store):
                 "WHERE excluded.day < first_seen.day",
                 ((path, key, day) for key, day in days.items()),
             )
+            self._seen.pop(path, None)
             return db.total_changes != before
 
     @guarded

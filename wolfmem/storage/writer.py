@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Generic, TypeVar
 
 from wolfmem.cancellation import checkpoint
-from wolfmem.core.markdown import content_lines
+from wolfmem.core.markdown import content_changes
 from wolfmem.errors import (
     StorageError,
     UsageError,
@@ -250,10 +250,10 @@ class VaultWriter:
             try:
                 self.history.record(rel, written.previous, written.data, cause.value, self.clock())
                 if rel.startswith("knowledge/"):
-                    old = set(content_lines(written.previous.decode("utf-8", errors="replace")))
-                    new = set(content_lines(written.data.decode("utf-8")))
+                    added, removed = content_changes(written.previous.decode("utf-8", errors="replace"),
+                                                     written.data.decode("utf-8"))
                     # Only lines wolfmem composed are its own: a hand line kept word for word stays a hand line.
-                    self.state.update_snapshot(rel, new - old if composed else (), old - new)
+                    self.state.update_snapshot(rel, added if composed else (), removed)
             except StorageError as exc:
                 # The vault holds the new bytes, and they are the truth: a full or read-only state folder
                 # loses this version's history and provenance (its new lines count as hand-written), not the write.

@@ -275,7 +275,7 @@ def report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
     both = max(fused, key=lambda v: round(mean(per_q[v]), 6))
     out.append(f"\nbest over both benchmarks pooled: {both}: "
                + ", ".join(f"{b} {mean(per_q[both], b):.3f}" for b in benches))
-    columns = {"lexical": lexical, **extra}
+    columns = {"lexical": lexical, **extra, f"{both} (best pooled)": per_q[both]}
     for v in chosen.values():
         columns[f"{v} (dated lexical)"] = product(v)
         columns[f"dense in pool K={v[1]}"] = per_q[("dense", v[1], 1.0, 0.0)]

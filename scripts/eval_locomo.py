@@ -339,7 +339,9 @@ def hybrid_recall(
                     rule = FusionRule(pool, dense, DEFAULT_RULE.constant)
 
                     def rank(question: str, rule: FusionRule = rule) -> list[str]:
-                        hits = memory.hybrid.search(question, Filters(), K, rule)
+                        # As Memory.search asks: the dates read from the question, relative to its day.
+                        dates = query_dates.read(question, conversation.today)
+                        hits = memory.hybrid.search(dates.text, Filters(), K, rule, dates=dates)
                         return [where.get((hit.path, hit.line), "?") for hit in hits]
 
                     tally = Tally()

@@ -217,6 +217,9 @@ def test_the_lexical_pool_is_re_ranked_by_fused_ranks(vault: Path, hybrid: Memor
     assert _order(hybrid, "charity event", FusionRule(dense=1.0)) == by_meaning
     # Only the first `pool` candidates are re-ranked; the rest keep their lexical place.
     assert _order(hybrid, "charity event", FusionRule(pool=1, dense=1.0)) == words
+    with hybrid.index.snapshot():
+        scores = [hit.score for hit in hybrid.hybrid.search("charity event", Filters(), 10, FusionRule(pool=2))]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 3  # one scale, past the pool too
 
 
 def test_a_search_embeds_its_pool_once_and_the_background_pass_reuses_it(

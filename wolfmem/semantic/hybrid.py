@@ -95,27 +95,30 @@ class Hybrid:
     ) -> list[IndexHit]:
         """query.run's ranking with its first `rule.pool` candidates re-ranked by fusion with their cosines.
 
-        A query that names dates is ranked by its dates first (query.run), which a cosine knows nothing of.
-        When the words find fewer facts than the pool holds, the nearest facts by embedding fill it.
+        A query that names dates has its pool ranked by its dates first (query.run); the nearest facts by
+        embedding, which know nothing of dates, fill a short pool only for a query that names none.
         Without a query vector the answer is the lexical one, and status says a search fell back.
         """
-        if dates is not None and (dates.window is not None or dates.period is not None):
-            return query.run(self.index, text, filters, limit, dates)
         rule = rule or self.rule
-        lexical = query.run(self.index, text, filters, max(limit, rule.pool))
+        lexical = query.run(self.index, text, filters, max(limit, rule.pool), dates)
         vector = self._vector(text, "query")
         if vector is None:
             self.fallbacks.note("the query got no vector (embeddings endpoint down or slow)")
             return lexical[:limit]
         pool, rest = lexical[:rule.pool], lexical[rule.pool:]
-        candidates = pool + self._nearest(vector, filters, pool, rule.pool - len(pool))
+        dated = dates is not None and (dates.window is not None or dates.period is not None)
+        room = 0 if dated else rule.pool - len(pool)
+        candidates = pool + self._nearest(vector, filters, pool, room)
         similarity = self._similarity(candidates, vector)
         unranked = int(np.isnan(similarity).sum())
         if unranked:
             self.fallbacks.note(f"{unranked} of {len(candidates)} candidates had no vector yet (ranked lexically)")
         order = rank_fuse(len(pool), similarity.tolist(), rule.dense, rule.constant)
         fused = [dataclasses.replace(candidates[i], score=score) for i, score in order]
-        return (fused + rest)[:limit]
+        # Past the pool, lexical order, scored as if dense agreed: each below every fused candidate.
+        after = [dataclasses.replace(hit, score=1.0 / (rule.constant + len(candidates) + n))
+                 for n, hit in enumerate(rest, 1)]
+        return (fused + after)[:limit]
 
     def _nearest(self, vector: np.ndarray, filters: Filters, pool: list[IndexHit], room: int) -> list[IndexHit]:
         """Up to `room` facts nearest to the query by embedding that are not in the pool (filters hold)."""

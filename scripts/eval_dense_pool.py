@@ -166,6 +166,7 @@ def variants() -> list[Variant]:
     """Every re-ranking tried: dense-only, reciprocal-rank fusion, score mix, at each pool size."""
     out: list[Variant] = [("lexical", 10, 0.0, 0.0)]
     for k in KS:
+        out.append(("rrf", k, 0.0, 10))  # the pool's own lexical order: what a larger lexical limit alone gives
         out.append(("dense", k, 1.0, 0.0))
         out += [("rrf", k, w, c) for w, c in itertools.product(RRF_W, RRF_C)]
         out += [("mix", k, w, 0.0) for w in MIX_W]

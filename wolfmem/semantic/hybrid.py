@@ -46,6 +46,8 @@ QUERY_TIMEOUT = 2.0
 SAVE_TIMEOUT = 2.0
 # A search embeds at most this much text of its candidates that have no vector yet (about 500 tokens).
 MISSING_CHARS = 2000
+# Less time than this left of a search's QUERY_TIMEOUT: its candidates are not sent at all.
+MIN_WAIT = 0.05
 # After a failed request, searches do not ask again for this long (no timeout paid per search).
 BACKOFF_SECONDS = 30.0
 # Curated facts nearest to a new one that dedup also checks with compare.relate.
@@ -101,6 +103,7 @@ class Hybrid:
         """
         rule = rule or self.rule
         lexical = query.run(self.index, text, filters, max(limit, rule.pool), dates)
+        deadline = time.monotonic() + QUERY_TIMEOUT  # the query's vector and its candidates' share it
         vector = self._vector(text, "query")
         if vector is None:
             self.fallbacks.note("the query got no vector (embeddings endpoint down or slow)")
@@ -109,7 +112,7 @@ class Hybrid:
         dated = dates is not None and (dates.window is not None or dates.period is not None)
         room = 0 if dated else rule.pool - len(pool)
         candidates = pool + self._nearest(vector, filters, pool, room)
-        similarity = self._similarity(candidates, vector)
+        similarity = self._similarity(candidates, vector, deadline)
         unranked = int(np.isnan(similarity).sum())
         if unranked:
             self.fallbacks.note(f"{unranked} of {len(candidates)} candidates had no vector yet (ranked lexically)")
@@ -132,11 +135,11 @@ class Hybrid:
                 if (hit.path, hit.line) not in taken]
         return near[:room]
 
-    def _similarity(self, candidates: list[IndexHit], vector: np.ndarray) -> np.ndarray:
+    def _similarity(self, candidates: list[IndexHit], vector: np.ndarray, deadline: float) -> np.ndarray:
         """Each candidate's cosine to the query, NaN without a vector; embeds a few missing ones first.
 
         Facts without a vector, best-ranked first, up to `settings.batch` of them and MISSING_CHARS of
-        text, are embedded in one request within QUERY_TIMEOUT and kept in the store, so a fact found
+        text, are embedded in one request before `deadline` and kept in the store, so a fact found
         again is never re-embedded; the background embedder does the rest. A timeout there (the
         endpoint may be busy with a background batch) leaves them unranked without backing off.
         """
@@ -150,10 +153,10 @@ class Hybrid:
                 break
             missing.append(key)
             chars += len(fact)
-        if missing and time.monotonic() >= self._retry_at:
+        left = deadline - time.monotonic()
+        if missing and time.monotonic() >= self._retry_at and left > MIN_WAIT:
             try:
-                self.store.add(missing, self.client.embed([texts[k] for k in missing], "document",
-                                                          timeout=QUERY_TIMEOUT))
+                self.store.add(missing, self.client.embed([texts[k] for k in missing], "document", timeout=left))
                 rows = self.store.rows_of(keys)
             except EmbeddingsTimeout:
                 log.info("embeddings: the search's %d facts were not embedded in time", len(missing))

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from wolfmem import Config, Memory
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.ops.status import collect, render
+from wolfmem.search import query_dates
 from wolfmem.search.schema import Filters
 from wolfmem.semantic.fusion import FusionRule
 
@@ -248,3 +250,18 @@ def test_a_search_that_falls_back_says_so_in_status(vault: Path, hybrid: Memory,
     assert hits and collect(hybrid)["embeddings"]["fell_back"] == 2
     assert "the query got no vector" in collect(hybrid)["embeddings"]["fell_back_last"]
     assert "2 searches fell back to lexical ranking" in render(collect(hybrid))
+
+
+def test_a_query_of_dates_alone_keeps_the_listing_of_its_day(vault: Path, hybrid: Memory) -> None:
+    write_episode(vault, "# 2024-05-01\n\n## 10:00 — Day\n- Caroline baked bread\n- Melanie swam\n"
+                         "- Tom told me about it\n")
+    hybrid.sync()
+    hybrid.hybrid.embed_all()
+
+    def lines(text: str, rule: FusionRule) -> list[int]:
+        dates = query_dates.read(text, date(2024, 5, 3))
+        with hybrid.index.snapshot():
+            return [hit.line for hit in hybrid.hybrid.search(dates.text, Filters(), 10, rule, dates=dates)]
+
+    # "what about me" holds no word wolfmem searches for, but the fake model embeds "about" and "me".
+    assert lines("what about me on 1 May 2024?", FusionRule(dense=1.0)) == [4, 5, 6]  # the day, in order

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from wolfmem.core.facts import fact_key
+from wolfmem.core.tokens import content_stems
 from wolfmem.llm.embeddings import (
     EmbeddingClient,
     EmbeddingSettings,
@@ -98,9 +99,12 @@ class Hybrid:
         """query.run's ranking with its first `rule.pool` candidates re-ranked by fusion with their cosines.
 
         A query that names dates has its pool ranked by its dates first (query.run); the nearest facts by
-        embedding, which know nothing of dates, fill a short pool only for a query that names none.
+        embedding, which know nothing of dates, fill a short pool only for a query that names none. A
+        query of dates alone ("what did I do yesterday?") keeps query.run's listing of the period.
         Without a query vector the answer is the lexical one, and status says a search fell back.
         """
+        if dates is not None and dates.period is not None and not content_stems(text):
+            return query.run(self.index, text, filters, limit, dates)  # dates alone: the period's facts, listed
         rule = rule or self.rule
         lexical = query.run(self.index, text, filters, max(limit, rule.pool), dates)
         deadline = time.monotonic() + QUERY_TIMEOUT  # the query's vector and its candidates' share it

@@ -309,15 +309,15 @@ def latency_on_large_vault(conversations: Sequence[Conversation], facts: int, wo
 
 # -- hybrid (embeddings) --------------------------------------------------------
 DENSE_WEIGHTS = tuple(round(0.1 * n, 1) for n in range(11))
-NEIGHBOUR_PARTS = (0.0, 0.25, 0.5, 0.75)
+POOLS = (10, 20, 30, 50)
 
 
 def hybrid_recall(
     conversation: Conversation, work: Path, config: wolfmem.Config
 ) -> tuple[dict[tuple[float, float], Tally], str]:
-    """recall tallies of Memory's hybrid ranking for every fusion weight pair, and an embedding note."""
+    """recall tallies of Memory's hybrid ranking for every (dense weight, pool size), and an embedding note."""
     from wolfmem.search.schema import Filters
-    from wolfmem.semantic.fusion import FusionWeights
+    from wolfmem.semantic.fusion import DEFAULT_RULE, FusionRule
 
     files, where = episode_files(conversation.turns)
     vault = work / "vault"
@@ -335,24 +335,26 @@ def hybrid_recall(
         tallies: dict[tuple[float, float], Tally] = {}
         with memory.index.snapshot():
             for dense in DENSE_WEIGHTS:
-                for part in NEIGHBOUR_PARTS:
-                    weights = FusionWeights(dense, part)
+                for pool in POOLS:
+                    rule = FusionRule(pool, dense, DEFAULT_RULE.constant)
 
-                    def rank(question: str, weights: FusionWeights = weights) -> list[str]:
-                        hits = memory.hybrid.search(question, Filters(), K, weights)
+                    def rank(question: str, rule: FusionRule = rule) -> list[str]:
+                        # As Memory.search asks: the dates read from the question, relative to its day.
+                        dates = query_dates.read(question, conversation.today)
+                        hits = memory.hybrid.search(dates.text, Filters(), K, rule, dates=dates)
                         return [where.get((hit.path, hit.line), "?") for hit in hits]
 
                     tally = Tally()
                     for category_tally in ask(rank, conversation.questions).values():
                         tally.extend(category_tally)
-                    tallies[(dense, part)] = tally
+                    tallies[(dense, pool)] = tally
     finally:
         memory.close()
     return tallies, note
 
 
 def hybrid_report(conversations: Sequence[Conversation], spec: str, query_prefix: str, document_prefix: str) -> str:
-    """Leave-one-conversation-out choice of the fusion weights, and held-out recall per conversation."""
+    """Leave-one-conversation-out choice of the dense weight and pool size, and held-out recall per conversation."""
     base_url, _, model = spec.rpartition("/")
     if not base_url or not model:
         raise SystemExit("--embeddings wants URL/MODEL, e.g. http://127.0.0.1:8000/v1/multilingual-e5-small")
@@ -367,13 +369,13 @@ def hybrid_report(conversations: Sequence[Conversation], spec: str, query_prefix
             results[conversation.name], note = hybrid_recall(conversation, work, config)
             notes.append(note)
     out = ["", f"## hybrid search with {model} at {base_url}", "", *notes, "",
-           "| held-out conv | weights chosen on the others (dense, neighbour) | lexical r@10 | hybrid r@5 | "
+           "| held-out conv | chosen on the others (dense weight, pool) | lexical r@10 | hybrid r@5 | "
            "hybrid r@10 | hybrid hit@10 |", "|---|---|---:|---:|---:|---:|"]
     names = list(results)
     for held_out in names:
         others = [name for name in names if name != held_out] or [held_out]
 
-        def mean_r10(weights: tuple[float, float], others: list[str] = others) -> float:
+        def mean_r10(weights: tuple[float, int], others: list[str] = others) -> float:
             pooled = Tally()
             for name in others:
                 pooled.extend(results[name][weights])
@@ -381,17 +383,17 @@ def hybrid_report(conversations: Sequence[Conversation], spec: str, query_prefix
 
         chosen = max(results[held_out], key=lambda w: (round(mean_r10(w), 4), -w[0]))
         r5, r10, hit = results[held_out][chosen].means()
-        lexical = results[held_out][(0.0, 0.0)].means()[1]
+        lexical = results[held_out][(0.0, POOLS[0])].means()[1]
         out.append(f"| {held_out} | {chosen} | {lexical:.3f} | {r5:.3f} | {r10:.3f} | {hit:.3f} |")
-    out += ["", "recall@10 of every weight pair (rows: dense weight; columns: neighbour part), all conversations:", "",
-            "| dense \\ neighbour | " + " | ".join(str(p) for p in NEIGHBOUR_PARTS) + " |",
-            "|---|" + "---:|" * len(NEIGHBOUR_PARTS)]
+    out += ["", "recall@10 of every pair (rows: dense weight; columns: pool size), all conversations:", "",
+            "| dense \\ pool | " + " | ".join(str(p) for p in POOLS) + " |",
+            "|---|" + "---:|" * len(POOLS)]
     for dense in DENSE_WEIGHTS:
         cells = []
-        for part in NEIGHBOUR_PARTS:
+        for pool in POOLS:
             pooled = Tally()
             for name in names:
-                pooled.extend(results[name][(dense, part)])
+                pooled.extend(results[name][(dense, pool)])
             cells.append(f"{pooled.means()[1]:.3f}")
         out.append(f"| {dense} | " + " | ".join(cells) + " |")
     return "\n".join(out)

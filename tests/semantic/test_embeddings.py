@@ -17,7 +17,7 @@ from wolfmem.llm.embeddings import (
     EmbeddingsUnavailable,
 )
 from wolfmem.semantic.dense import DenseView
-from wolfmem.semantic.fusion import fuse, neighbour_scores, normalise
+from wolfmem.semantic.fusion import neighbour_scores, rank_fuse
 from wolfmem.semantic.store import VectorSpaceMismatch, VectorStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -203,20 +203,15 @@ def test_neighbour_scores(cosines, prev, next_, part, expected):
     assert got.tolist() == pytest.approx(expected)
 
 
-def test_normalise_maps_to_unit_range():
-    assert normalise({"a": 2.0, "b": 4.0, "c": 3.0}) == {"a": 0.0, "b": 1.0, "c": 0.5}
-    assert normalise({"a": 7.0}) == {"a": 1.0}
-    assert normalise({}) == {}
-
-
-def test_fuse_weights_the_two_scales():
-    lexical = {"lex-only": 10.0, "both": 6.0, "weak": 2.0}
-    pool = {"dense-only": 0.9, "both": 0.8, "far": 0.5}
-    dense = {**pool, "weak": 0.1}
-    ranked = dict(fuse(lexical, dense, pool, 0.5))
-    assert ranked["both"] == pytest.approx(0.5 * 0.5 + 0.5 * 0.75)
-    assert ranked["lex-only"] == pytest.approx(0.5 * 1.0 + 0.5 * 1.0)  # no vector: lexical alone
-    assert ranked["dense-only"] == pytest.approx(0.5)
-    assert ranked["weak"] == pytest.approx(0.0)  # below the dense pool: clipped to 0
-    assert [key for key, _ in fuse(lexical, dense, pool, 0.0)][:3] == ["lex-only", "both", "weak"]
-    assert fuse(lexical, dense, pool, 1.0)[0][0] in {"dense-only", "lex-only"}
+def test_rank_fuse_weighs_the_two_ranks_and_a_missing_vector_keeps_its_lexical_rank():
+    # Lexical order a, b, c; dense order c, a, b.
+    dense = [0.5, 0.1, 0.9]
+    assert [i for i, _ in rank_fuse(3, dense, 0.0, 20)] == [0, 1, 2]
+    assert [i for i, _ in rank_fuse(3, dense, 1.0, 20)] == [2, 0, 1]
+    fused = dict(rank_fuse(3, dense, 0.5, 1))
+    assert fused[2] == pytest.approx(0.5 / 4 + 0.5 / 2)  # lexical rank 3, dense rank 1
+    assert [i for i, _ in rank_fuse(3, dense, 0.5, 1)] == [0, 2, 1]
+    # No vector for b: it takes its lexical rank 2 on the dense side too.
+    assert dict(rank_fuse(3, [0.5, float("nan"), 0.9], 0.5, 1))[1] == pytest.approx(0.5 / 3 + 0.5 / 3)
+    # A dense-only candidate after the pool has only the dense term.
+    assert dict(rank_fuse(1, [0.1, 0.9], 0.5, 1))[1] == pytest.approx(0.5 / 2)

@@ -7,15 +7,20 @@ import signal
 import subprocess
 import sys
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli, wait_until
+from fakeembed import embed
 
 from wolfmem import Config, Memory
 from wolfmem.core import markdown
 from wolfmem.core.facts import fact_key
 from wolfmem.ops.status import collect, render
+from wolfmem.search import query_dates
+from wolfmem.search.schema import Filters
+from wolfmem.semantic.fusion import FusionRule
 
 EPISODE = (
     "# 2024-05-01\n\n## 10:00 — Weekend\n"
@@ -186,3 +191,77 @@ def test_the_daemon_embeds_new_facts_in_the_background(
         _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert "Traceback" not in stderr
+
+
+POOLED = (
+    "# 2024-05-01\n\n## 10:00 — Plans\n"
+    "- Caroline wrote the charity budget, the charity letters and the charity list\n"
+    "- Melanie went to a charity gala downtown\n"
+    "- Caroline painted the charity poster\n"
+)
+
+
+def _order(memory: Memory, text: str, rule: FusionRule | None = None) -> list[int]:
+    with memory.index.snapshot():
+        return [hit.line for hit in memory.hybrid.search(text, Filters(), 10, rule)]
+
+
+def test_the_lexical_pool_is_re_ranked_by_fused_ranks(vault: Path, hybrid: Memory, config: Config) -> None:
+    write_episode(vault, POOLED)
+    with Memory(vault, config) as lexical:
+        words = [hit.line for hit in lexical.search("charity event")]
+    hybrid.sync()
+    cosines = {line: sum(a * b for a, b in zip(embed(fact), embed("charity event"), strict=True))
+               for line, fact in zip((4, 5, 6), POOLED.splitlines()[3:], strict=True)}
+    by_meaning = sorted(words, key=lambda line: -cosines[line])
+    assert words != by_meaning  # the case is one where the two rankings disagree
+    assert _order(hybrid, "charity event", FusionRule(dense=0.0)) == words
+    assert _order(hybrid, "charity event", FusionRule(dense=1.0)) == by_meaning
+    # Only the first `pool` candidates are re-ranked; the rest keep their lexical place.
+    assert _order(hybrid, "charity event", FusionRule(pool=1, dense=1.0)) == words
+    with hybrid.index.snapshot():
+        scores = [hit.score for hit in hybrid.hybrid.search("charity event", Filters(), 10, FusionRule(pool=2))]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 3  # one scale, past the pool too
+
+
+def test_a_search_embeds_its_pool_once_and_the_background_pass_reuses_it(
+    vault: Path, hybrid: Memory, embed_server
+) -> None:
+    write_episode(vault, POOLED)
+    hybrid.sync()
+    hybrid.search("charity event")
+    first = embed_server.texts
+    assert sorted(first) == sorted(["charity event", *(line[2:] for line in POOLED.splitlines()[3:])])
+    hybrid.search("charity poster")  # the same pool: only the new query is sent
+    assert embed_server.texts == [*first, "charity poster"]
+    assert hybrid.hybrid.embed_all().embedded == 0  # the pool's vectors are the store's
+    assert collect(hybrid)["embeddings"]["fell_back"] == 0
+
+
+def test_a_search_that_falls_back_says_so_in_status(vault: Path, hybrid: Memory, embed_server) -> None:
+    write_episode(vault, POOLED)
+    hybrid.sync()
+    hybrid.hybrid.settings = replace(hybrid.hybrid.settings, batch=1)  # one missing fact embedded per search
+    hybrid.search("charity event")
+    status = collect(hybrid)["embeddings"]
+    assert status["fell_back"] == 1 and "2 of 3 candidates had no vector yet" in status["fell_back_last"]
+    embed_server.down = True
+    hits = hybrid.search("charity gala")
+    assert hits and collect(hybrid)["embeddings"]["fell_back"] == 2
+    assert "the query got no vector" in collect(hybrid)["embeddings"]["fell_back_last"]
+    assert "2 searches fell back to lexical ranking" in render(collect(hybrid))
+
+
+def test_a_query_of_dates_alone_keeps_the_listing_of_its_day(vault: Path, hybrid: Memory) -> None:
+    write_episode(vault, "# 2024-05-01\n\n## 10:00 — Day\n- Caroline baked bread\n- Melanie swam\n"
+                         "- Tom told me about it\n")
+    hybrid.sync()
+    hybrid.hybrid.embed_all()
+
+    def lines(text: str, rule: FusionRule) -> list[int]:
+        dates = query_dates.read(text, date(2024, 5, 3))
+        with hybrid.index.snapshot():
+            return [hit.line for hit in hybrid.hybrid.search(dates.text, Filters(), 10, rule, dates=dates)]
+
+    # "what about me" holds no word wolfmem searches for, but the fake model embeds "about" and "me".
+    assert lines("what about me on 1 May 2024?", FusionRule(dense=1.0)) == [4, 5, 6]  # the day, in order

@@ -25,6 +25,10 @@ class EmbeddingsUnavailable(WolfmemError):
     """The embeddings endpoint could not give vectors now; search falls back to lexical ranking."""
 
 
+class EmbeddingsTimeout(EmbeddingsUnavailable):
+    """The endpoint did not answer in time: it may be busy (a background batch) rather than down."""
+
+
 @dataclass(frozen=True)
 class EmbeddingSettings:
     """Where and how to reach the embeddings endpoint; base_url None means api.openai.com."""
@@ -101,7 +105,7 @@ class EmbeddingClient:
                 f"{_quote(str(err.message))}; check embeddings.model and that the base URL ends in /v1"
             )) from None
         except openai.APITimeoutError:
-            raise EmbeddingsUnavailable(
+            raise EmbeddingsTimeout(
                 f"the embeddings endpoint {self.settings.endpoint} did not answer within "
                 f"{timeout or self.settings.timeout:g} s"
             ) from None

@@ -173,4 +173,7 @@ def _embeddings_line(info: dict[str, Any]) -> str:
     if info["endpoint"] == "down":
         line += (f"\n          embeddings endpoint DOWN since {_when(info['since'])}: {info['error']}"
                  "\n          searches answer lexically until it is back")
+    if info.get("fell_back"):
+        line += (f"\n          {info['fell_back']:,} searches fell back to lexical ranking, "
+                 f"the last at {_when(info['fell_back_at'])}: {info['fell_back_last']}")
     return line

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 
 from wolfmem.core.facts import fact_key
+from wolfmem.core.tokens import content_stems
 from wolfmem.llm.embeddings import (
     EmbeddingClient,
     EmbeddingSettings,
+    EmbeddingsTimeout,
     EmbeddingsUnavailable,
     Kind,
 )
@@ -33,17 +35,20 @@ from wolfmem.semantic.embedder import (
     EmbedReport,
     Progress,
 )
-from wolfmem.semantic.fusion import DEFAULT_WEIGHTS, FusionWeights, fuse
+from wolfmem.semantic.fallbacks import Fallbacks
+from wolfmem.semantic.fusion import DEFAULT_RULE, FusionRule, rank_fuse
 from wolfmem.semantic.store import VectorStore
 from wolfmem.storage.vault import CURATED_PATHS, source_of
 
 log = logging.getLogger(__name__)
 
-# Candidates each side contributes to the fusion.
-POOL = 40
 # A search or a save waits this long for its one vector, then goes on without it.
 QUERY_TIMEOUT = 2.0
 SAVE_TIMEOUT = 2.0
+# A search embeds at most this much text of its candidates that have no vector yet (about 500 tokens).
+MISSING_CHARS = 2000
+# Less time than this left of a search's QUERY_TIMEOUT: its candidates are not sent at all.
+MIN_WAIT = 0.05
 # After a failed request, searches do not ask again for this long (no timeout paid per search).
 BACKOFF_SECONDS = 30.0
 # Curated facts nearest to a new one that dedup also checks with compare.relate.
@@ -60,14 +65,16 @@ class Hybrid:
         self.store = VectorStore(state_dir / "vectors" / settings.identity)
         self.view = DenseView(self.store)
         self.index = index
-        self.weights = DEFAULT_WEIGHTS
+        self.rule = DEFAULT_RULE
+        self.fallbacks = Fallbacks(self.store)
         self._retry_at = 0.0
         self._vectors: OrderedDict[tuple[Kind, str], np.ndarray] = OrderedDict()
         # Vectors of sentences fetched by dedup, handed to the store when the save lands.
         self._unsaved: dict[str, np.ndarray] = {}
 
     def close(self) -> None:
-        """Release the endpoint's connections and the store."""
+        """Record the fallbacks not written yet; release the endpoint's connections and the store."""
+        self.fallbacks.flush()
         self.client.close()
         self.store.close()
 
@@ -85,38 +92,88 @@ class Hybrid:
         text: str,
         filters: Filters,
         limit: int,
-        weights: FusionWeights | None = None,
+        rule: FusionRule | None = None,
         *,
         dates: DatedQuery | None = None,
     ) -> list[IndexHit]:
-        """query.run's ranking fused with the dense ranking; the lexical one alone without a query vector.
+        """query.run's ranking with its first `rule.pool` candidates re-ranked by fusion with their cosines.
 
-        A query that names dates is ranked by its dates first (query.run), which a cosine knows nothing of.
+        A query that names dates has its pool ranked by its dates first (query.run); the nearest facts by
+        embedding, which know nothing of dates, fill a short pool only for a query that names none. A
+        query of dates alone ("what did I do yesterday?") keeps query.run's listing of the period.
+        Without a query vector the answer is the lexical one, and status says a search fell back.
         """
-        if dates is not None and (dates.window is not None or dates.period is not None):
-            return query.run(self.index, text, filters, limit, dates)
-        weights = weights or self.weights
-        lexical = query.run(self.index, text, filters, max(limit, POOL))
+        if dates is not None and dates.period is not None and not content_stems(text):
+            return query.run(self.index, text, filters, limit, dates)  # dates alone: the period's facts, listed
+        rule = rule or self.rule
+        lexical = query.run(self.index, text, filters, max(limit, rule.pool), dates)
+        deadline = time.monotonic() + QUERY_TIMEOUT  # the query's vector and its candidates' share it
         vector = self._vector(text, "query")
         if vector is None:
+            self.fallbacks.note("the query got no vector (embeddings endpoint down or slow)")
             return lexical[:limit]
+        pool, rest = lexical[:rule.pool], lexical[rule.pool:]
+        dated = dates is not None and (dates.window is not None or dates.period is not None)
+        room = 0 if dated else rule.pool - len(pool)
+        candidates = pool + self._nearest(vector, filters, pool, room)
+        similarity = self._similarity(candidates, vector, deadline)
+        unranked = int(np.isnan(similarity).sum())
+        if unranked:
+            self.fallbacks.note(f"{unranked} of {len(candidates)} candidates had no vector yet (ranked lexically)")
+        order = rank_fuse(len(pool), similarity.tolist(), rule.dense, rule.constant)
+        fused = [dataclasses.replace(candidates[i], score=score) for i, score in order]
+        # Past the pool, lexical order, scored as if dense agreed: each below every fused candidate.
+        after = [dataclasses.replace(hit, score=1.0 / (rule.constant + len(candidates) + n))
+                 for n, hit in enumerate(rest, 1)]
+        return (fused + after)[:limit]
+
+    def _nearest(self, vector: np.ndarray, filters: Filters, pool: list[IndexHit], room: int) -> list[IndexHit]:
+        """Up to `room` facts nearest to the query by embedding that are not in the pool (filters hold)."""
+        if room <= 0:
+            return []
         self.view.refresh()
-        scores = self.view.scores(vector, weights.neighbour)
+        scores = self.view.scores(vector, 0.0)
         keep = (lambda path: source_of(path) in filters.sources) if filters.sources else None
-        pool = self.view.top(scores, POOL, keep)
-        candidates: dict[tuple[str, int], IndexHit] = {(hit.path, hit.line): hit for hit in lexical}
-        dense_pool: dict[tuple[str, int], float] = {}
-        for hit, score in self._placed(pool, filters):
-            candidates.setdefault((hit.path, hit.line), hit)
-            dense_pool[(hit.path, hit.line)] = score
-        dense: dict[tuple[str, int], float] = {}
-        for hit in lexical:
-            at_line = self.view.score_at(scores, hit.path, hit.line, fact_key(hit.text))
-            if at_line is not None:
-                dense[(hit.path, hit.line)] = at_line
-        lexical_scores = {(hit.path, hit.line): hit.score for hit in lexical}
-        fused = fuse(lexical_scores, dense, dense_pool, weights.dense)
-        return [dataclasses.replace(candidates[key], score=score) for key, score in fused[:limit]]
+        taken = {(hit.path, hit.line) for hit in pool}
+        near = [hit for hit, _ in self._placed(self.view.top(scores, room + len(pool), keep), filters)
+                if (hit.path, hit.line) not in taken]
+        return near[:room]
+
+    def _similarity(self, candidates: list[IndexHit], vector: np.ndarray, deadline: float) -> np.ndarray:
+        """Each candidate's cosine to the query, NaN without a vector; embeds a few missing ones first.
+
+        Facts without a vector, best-ranked first, up to `settings.batch` of them and MISSING_CHARS of
+        text, are embedded in one request before `deadline` and kept in the store, so a fact found
+        again is never re-embedded; the background embedder does the rest. A timeout there (the
+        endpoint may be busy with a background batch) leaves them unranked without backing off.
+        """
+        keys = [fact_key(hit.text) for hit in candidates]
+        rows = self.store.rows_of(keys)
+        texts = {key: hit.text for key, hit in zip(keys, candidates, strict=True) if key not in rows}
+        missing: list[str] = []
+        chars = 0
+        for key, fact in texts.items():
+            if len(missing) >= self.settings.batch or (missing and chars + len(fact) > MISSING_CHARS):
+                break
+            missing.append(key)
+            chars += len(fact)
+        left = deadline - time.monotonic()
+        if missing and time.monotonic() >= self._retry_at and left > MIN_WAIT:
+            try:
+                self.store.add(missing, self.client.embed([texts[k] for k in missing], "document", timeout=left))
+                rows = self.store.rows_of(keys)
+            except EmbeddingsTimeout:
+                log.info("embeddings: the search's %d facts were not embedded in time", len(missing))
+            except EmbeddingsUnavailable as exc:
+                self._backoff(exc)
+        matrix = self.store.matrix()
+        similarity = np.full(len(candidates), np.nan)
+        if matrix.shape[1] != vector.shape[0]:
+            return similarity
+        at = np.array([rows.get(key, -1) for key in keys], dtype=np.int64)
+        ready = (at >= 0) & (at < len(matrix))
+        similarity[ready] = matrix[at[ready]] @ vector.astype(np.float32)
+        return similarity
 
     def _placed(self, pool: list[DenseHit], filters: Filters) -> list[tuple[IndexHit, float]]:
         """The indexed facts the dense hits name (by content, so a moved fact is still found), filtered."""
@@ -168,8 +225,10 @@ class Hybrid:
 
     # -- health -------------------------------------------------------------------
     def status(self, facts: int) -> dict[str, Any]:
-        """Progress and endpoint state for `wolfmem status`."""
+        """Progress, endpoint state and the searches that fell back to lexical, for `wolfmem status`."""
         endpoint = self.store.endpoint()
+        self.fallbacks.flush()
+        fallback = self.store.fallback()
         return {
             "mode": "hybrid",
             "model": self.settings.model,
@@ -179,6 +238,9 @@ class Hybrid:
             "endpoint": endpoint.state,
             "error": endpoint.error,
             "since": endpoint.since,
+            "fell_back": fallback.count,
+            "fell_back_last": fallback.reason,
+            "fell_back_at": fallback.at,
             "store": str(self.store.folder),
         }
 

@@ -59,6 +59,15 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """The searches that answered (partly) lexically although hybrid search is on: how many, the last one."""
+
+    count: int = 0
+    reason: str = ""
+    at: float | None = None
+
+
+@dataclass(frozen=True)
 class FileLayout:
     """One file's facts as (line, key) pairs, and their rows, for the dense view."""
 
@@ -228,6 +237,19 @@ class VectorStore:
         with self._guard, immediate(self._db) as db:
             db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
                 ("endpoint", state), ("endpoint_error", error), ("endpoint_since", repr(time.time()))])
+
+    def fallback(self) -> Fallback:
+        """The searches any process recorded as having fallen back to the lexical ranking."""
+        at = self._meta("fallback_at")
+        return Fallback(int(self._meta("fallback_count", "0")), self._meta("fallback_reason"),
+                        float(at) if at else None)
+
+    def note_fallback(self, searches: int, reason: str, at: float) -> None:
+        """Add `searches` fallen-back searches, the last at `at` for `reason` (a write: callers throttle)."""
+        with self._guard, immediate(self._db) as db:
+            count = int(self._meta("fallback_count", "0")) + searches
+            db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [
+                ("fallback_count", str(count)), ("fallback_reason", reason), ("fallback_at", repr(at))])
 
 
 def _append(path: Path, block: np.ndarray, offset: int) -> None:

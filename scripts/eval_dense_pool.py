@@ -1,0 +1,344 @@
+"""Dense re-ranking of the lexical pool (issue 27): choose the pool size and fusion by leave-one-benchmark-out.
+
+Usage: python scripts/eval_dense_pool.py LOCOMO_DIR LONGMEMEVAL_DIR --embeddings URL/MODEL [--pool 50]
+       [--cache FILE] [--limit N] [--full-dense] [--cached-only]
+
+For every question of both benchmarks and each pool size K the lexical search (`Memory.search` with
+limit K, the candidates `Hybrid.search` re-ranks) gives a pool of lines; each line and the question
+are embedded once (vectors kept in --cache by model, kind and text, so a rerun asks the endpoint
+nothing), the smaller pools first. Every variant re-ranks its pool: by cosine alone (dense-only
+inside the pool), by weighted reciprocal-rank fusion (`fusion.rank_fuse`: weight w on the dense rank,
+constant c) or by a min-max score mix with dense share w. The variant chosen on one benchmark is
+scored on the other (lexical listed first, so a tie keeps the dense side off); the per-type table
+shows both folds, with dated questions also kept lexical as `Hybrid.search` does. `--full-dense`
+also embeds every LoCoMo line: dense-only over the whole vault, and the pool joined with the whole
+vault's dense top K.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import logging
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import eval_locomo
+import eval_longmemeval
+from eval_locomo import build_vault, fts5_ranker, recall
+
+import wolfmem
+from wolfmem.llm.embeddings import EmbeddingClient, EmbeddingSettings
+from wolfmem.search import query_dates
+from wolfmem.semantic.fusion import rank_fuse
+
+KS = (10, 20, 30, 50)
+RRF_C = (5, 10, 20, 60)
+RRF_W = (0.3, 0.4, 0.5, 0.6, 0.7)
+MIX_W = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One lexical search's lines: dialog ids, texts and scores, best first."""
+
+    ids: list[str]
+    texts: list[str]
+    scores: list[float]
+
+
+@dataclass
+class Asked:
+    """One question: its lexical pool at each size (what Hybrid.search re-ranks), evidence and FTS5's ranking."""
+
+    benchmark: str
+    group: str
+    text: str
+    dated: bool
+    evidence: tuple[str, ...]
+    pools: dict[int, Pool]
+    fts5: list[str]
+
+    @property
+    def lexical10(self) -> list[str]:
+        """The lexical top 10 (the search without embeddings)."""
+        return self.pools[10].ids
+
+
+class Cache:
+    """Vectors by (model, kind, text) digest in one SQLite file."""
+
+    def __init__(self, path: Path, client: EmbeddingClient, model: str) -> None:
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+        self.client, self.model = client, model
+
+    def key(self, kind: str, text: str) -> str:
+        """The digest a vector is kept under."""
+        return hashlib.sha1(f"{self.model}\0{kind}\0{text}".encode()).hexdigest()
+
+    def get(self, kind: str, text: str) -> np.ndarray | None:
+        """A cached vector, or None."""
+        row = self.db.execute("SELECT vec FROM v WHERE key = ?", (self.key(kind, text),)).fetchone()
+        return np.frombuffer(row[0], dtype=np.float32) if row else None
+
+    def fill(self, kind: str, texts: Sequence[str], batch: int = 16) -> None:
+        """Embed the texts that have no vector yet, in order, committing each batch."""
+        todo = list(dict.fromkeys(t for t in texts if self.get(kind, t) is None))
+        started = time.perf_counter()
+        for start in range(0, len(todo), batch):
+            chunk = todo[start:start + batch]
+            vectors = self.client.embed(chunk, "query" if kind == "query" else "document")
+            rows = [(self.key(kind, t), v.astype(np.float32).tobytes()) for t, v in zip(chunk, vectors, strict=True)]
+            self.db.executemany("INSERT OR REPLACE INTO v VALUES (?, ?)", rows)
+            self.db.commit()
+            print(f"  {kind}: {start + len(chunk)}/{len(todo)} embedded, {time.perf_counter() - started:.0f} s",
+                  file=sys.stderr, flush=True)
+
+
+def dated_query(text: str, today: date) -> bool:
+    """Whether the query names a window or period, so Hybrid.search keeps it lexical."""
+    dates = query_dates.read(text, today)
+    return dates.window is not None or dates.period is not None
+
+
+def pooled(memory: wolfmem.Memory, where: dict, text: str, today: object) -> dict[int, Pool]:
+    """The lexical search at each pool size, as Hybrid.search runs it (query.run with limit K)."""
+    pools = {}
+    for size in KS:
+        hits = memory.search(text, limit=size, today=today)
+        pools[size] = Pool([where.get((h.path, h.line), "?") for h in hits], [h.text for h in hits],
+                           [h.score for h in hits])
+    return pools
+
+
+def collect(locomo_dir: Path, lme_dir: Path, limit: int, work: Path) -> tuple[list[Asked], dict]:
+    """Every question's pool; also each LoCoMo conversation's lines (for dense over the whole vault)."""
+    asked: list[Asked] = []
+    conversations = {}
+    for path in sorted(locomo_dir.glob("*.json")):
+        conv = eval_locomo.load(path)
+        conversations[conv.name] = conv
+        memory, where = build_vault(conv.turns, work / f"locomo-{conv.name}")
+        fts = fts5_ranker(conv.turns)
+        dated = {q.text for q in conv.questions if dated_query(q.text, conv.today)}
+        try:
+            memory.search("warm up", limit=1)
+            for q in conv.questions:
+                asked.append(Asked("LoCoMo", eval_locomo.CATEGORIES[q.category], q.text, q.text in dated,
+                                   q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
+        finally:
+            memory.close()
+    for path in sorted(lme_dir.glob("*.json"))[: limit or None]:
+        item = eval_longmemeval.load(path)
+        if not item.evidence:
+            continue
+        config = wolfmem.Config(state_dir=str(work / item.qid / "state"),
+                                index_max_file_bytes=eval_longmemeval.MAX_FILE_BYTES)
+        memory, where = build_vault(item.turns, work / item.qid, config)
+        try:
+            dated = dated_query(item.text, item.today)
+            asked.append(Asked("LongMemEval", item.kind, item.text, dated, item.evidence,
+                               pooled(memory, where, item.text, item.today), fts5_ranker(item.turns)(item.text)))
+        finally:
+            memory.close()
+    return asked, conversations
+
+
+Variant = tuple[str, int, float, float]  # (kind, K, weight, constant)
+
+
+def variants() -> list[Variant]:
+    """Every re-ranking tried: dense-only, reciprocal-rank fusion, score mix, at each pool size."""
+    out: list[Variant] = [("lexical", 10, 0.0, 0.0)]
+    for k in KS:
+        out.append(("rrf", k, 0.0, 10))  # the pool's own lexical order: what a larger lexical limit alone gives
+        out.append(("dense", k, 1.0, 0.0))
+        out += [("rrf", k, w, c) for w, c in itertools.product(RRF_W, RRF_C)]
+        out += [("mix", k, w, 0.0) for w in MIX_W]
+    return out
+
+
+def rerank(a: Asked, query: np.ndarray, cache: Cache, v: Variant) -> list[str] | None:
+    """The top 10 of one variant, or None when a line of its pool has no vector yet."""
+    kind, k, weight, constant = v
+    if kind == "lexical":
+        return a.lexical10
+    pool = a.pools[k]
+    ids, lex = pool.ids, pool.scores
+    vectors = [cache.get("doc", t) for t in pool.texts]
+    if any(vec is None for vec in vectors):
+        return None
+    cos = [float(vec @ query) for vec in vectors]  # type: ignore[operator]
+    if kind == "dense":
+        order = sorted(range(len(ids)), key=lambda i: -cos[i])
+    elif kind == "rrf":
+        order = [i for i, _ in rank_fuse(len(ids), cos, weight, int(constant))]
+    else:
+        mix = [(1 - weight) * s + weight * c for s, c in zip(unit(lex), unit(cos), strict=True)]
+        order = sorted(range(len(ids)), key=lambda i: -mix[i])
+    return [ids[i] for i in order][:10]
+
+
+def unit(values: list[float]) -> list[float]:
+    """Min-max scaled to 0..1 (all 1 when equal)."""
+    low, high = min(values, default=0.0), max(values, default=1.0)
+    return [(v - low) / (high - low) if high > low else 1.0 for v in values]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Collect pools, embed them, score every variant and print the folds."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("locomo", type=Path)
+    parser.add_argument("longmemeval", type=Path)
+    parser.add_argument("--embeddings", required=True, metavar="URL/MODEL")
+    parser.add_argument("--pool", type=int, choices=KS, default=max(KS), help="embed the pools up to this size")
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/wolfmem-dense-cache.sqlite"))
+    parser.add_argument("--limit", type=int, default=0, help="only the first N LongMemEval questions")
+    parser.add_argument("--full-dense", action="store_true")
+    parser.add_argument("--cached-only", action="store_true", help="embed nothing; score what the cache holds")
+    args = parser.parse_args(argv)
+    logging.getLogger("wolfmem").setLevel(logging.ERROR)
+    base_url, _, model = args.embeddings.rpartition("/")
+    client = EmbeddingClient(EmbeddingSettings(base_url, model, None, timeout=600.0))
+    cache = Cache(args.cache, client, model)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="wolfmem-densepool-") as tmp:
+        asked, conversations = collect(args.locomo, args.longmemeval, args.limit, Path(tmp))
+    print(f"collected {len(asked)} pools in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.cached_only:
+        cache.fill = lambda *_a, **_k: None  # type: ignore[method-assign]
+    cache.fill("query", [a.text for a in asked])
+    if args.full_dense:
+        cache.fill("doc", [t.text for c in conversations.values() for t in c.turns])
+    for size in KS[: KS.index(args.pool) + 1]:
+        cache.fill("doc", [t for a in asked for t in a.pools[size].texts])
+    print(report(asked, cache, conversations if args.full_dense else {}))
+    if args.full_dense:
+        print("\n" + union_report(asked, cache, conversations))
+    print(f"\ntotal {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
+    """Markdown: per benchmark the folds, per type the chosen variants, and every variant's recall@10."""
+    benches = sorted({a.benchmark for a in asked})
+    per_q: dict[Variant, list[float | None]] = defaultdict(list)
+    for a in asked:
+        q = cache.get("query", a.text)
+        assert q is not None
+        for v in variants():
+            top = rerank(a, q, cache, v)
+            per_q[v].append(None if top is None else recall(top, a.evidence, 10))
+    complete = [v for v in variants() if all(r is not None for r in per_q[v])]
+    if len(complete) < 2:
+        return "no pool has all its vectors yet"
+    lexical = per_q[variants()[0]]
+    extra = {"FTS5": [recall(a.fts5, a.evidence, 10) for a in asked]}
+    if conversations:
+        extra["dense, whole vault"] = [full_dense(a, cache, conversations) for a in asked]
+
+    def mean(values: list, bench: str | None = None, group: str | None = None, dated: bool | None = None) -> float:
+        picked = [v for v, a in zip(values, asked, strict=True) if v is not None and bench in (None, a.benchmark)
+                  and group in (None, a.group) and dated in (None, a.dated)]
+        return statistics.fmean(picked) if picked else float("nan")
+
+    def product(v: Variant) -> list[float | None]:
+        """The variant with dated questions kept lexical, as Hybrid.search does."""
+        return [lex if a.dated else r for r, lex, a in zip(per_q[v], lexical, asked, strict=True)]
+
+    out = ["| held-out | chosen on the other (kind, K, w, c) | lexical | FTS5 | dense in pool (same K) | "
+           "chosen r@10 | chosen, dated lexical |", "|---|---|---:|---:|---:|---:|---:|"]
+    chosen: dict[str, Variant] = {}
+    fused = complete  # lexical first: a tie keeps the dense side off
+    for held in benches:
+        other = next(b for b in benches if b != held)
+        best = max(fused, key=lambda v, other=other: round(mean(per_q[v], other), 6))
+        chosen[held] = best
+        dense = ("dense", best[1], 1.0, 0.0)
+        out.append(f"| {held} | {best} ({mean(per_q[best], other):.3f} there) | {mean(lexical, held):.3f} | "
+                   f"{mean(extra['FTS5'], held):.3f} | {mean(per_q[dense], held):.3f} | "
+                   f"{mean(per_q[best], held):.3f} | {mean(product(best), held):.3f} |")
+    both = max(fused, key=lambda v: round(mean(per_q[v]), 6))
+    out.append(f"\nbest over both benchmarks pooled: {both}: "
+               + ", ".join(f"{b} {mean(per_q[both], b):.3f}" for b in benches))
+    columns = {"lexical": lexical, **extra, f"{both} (best pooled)": per_q[both]}
+    for v in chosen.values():
+        columns[f"{v} (dated lexical)"] = product(v)
+        columns[f"dense in pool K={v[1]}"] = per_q[("dense", v[1], 1.0, 0.0)]
+    out += ["", "| benchmark: type (questions) | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for bench in benches:
+        for g in [*sorted({a.group for a in asked if a.benchmark == bench}), None]:
+            n = sum(1 for a in asked if a.benchmark == bench and g in (None, a.group))
+            cells = " | ".join(f"{mean(vals, bench, g):.3f}" for vals in columns.values())
+            out.append(f"| {bench}: {g or '**overall**'} ({n}) | {cells} |")
+        n = sum(1 for a in asked if a.benchmark == bench and a.dated)
+        cells = " | ".join(f"{mean(vals, bench, dated=True):.3f}" for vals in columns.values())
+        out.append(f"| {bench}: dated ({n}) | {cells} |")
+    out += ["", "| kind | K | w | c | " + " | ".join(benches) + " | dated only: " + " | ".join(benches) + " |",
+            "|---|---:|---:|---:|" + "---:|" * (2 * len(benches))]
+    for v in complete:
+        cells = [mean(per_q[v], b) for b in benches] + [mean(per_q[v], b, dated=True) for b in benches]
+        out.append(f"| {v[0]} | {v[1]} | {v[2]} | {v[3]} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+    left = sorted({v[1] for v in variants() if v not in complete})
+    if left:
+        out.append(f"\nleft out: pool sizes {left} (some pool line had no vector)")
+    return "\n".join(out)
+
+
+def union_report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
+    """LoCoMo only: RRF over the lexical pool joined with the whole vault's dense top K (vectors for every line)."""
+    out = ["| K | w | c | LoCoMo r@10, pool only | pool + dense top K |", "|---:|---:|---:|---:|---:|"]
+    locomo = [a for a in asked if a.benchmark == "LoCoMo"]
+    ranked = {}
+    for a in locomo:
+        conv = next(c for c in conversations.values() if any(q.text == a.text for q in c.questions))
+        q = cache.get("query", a.text)
+        vecs = np.stack([cache.get("doc", t.text) for t in conv.turns])
+        cos = vecs @ q
+        ranked[a.text] = (q, [conv.turns[i].dia_id for i in np.argsort(-cos, kind="stable")],
+                          {t.dia_id: float(c) for t, c in zip(conv.turns, cos, strict=True)})
+    for k, w, c in itertools.product((10, 20, 30, 50), RRF_W, RRF_C):
+        alone, joined = [], []
+        for a in locomo:
+            q, order, cos = ranked[a.text]
+            alone.append(recall(rerank(a, q, cache, ("rrf", k, w, c)) or [], a.evidence, 10))
+            lex_rank = {d: i + 1 for i, d in enumerate(a.pools[k].ids)}
+            candidates = list(dict.fromkeys(a.pools[k].ids + order[:k]))
+            by_dense = sorted(candidates, key=lambda d: -cos.get(d, -1.0))
+            dense_rank = {d: i + 1 for i, d in enumerate(by_dense)}
+            fused = {d: ((1 - w) / (c + lex_rank[d]) if d in lex_rank else 0.0) + w / (c + dense_rank[d])
+                     for d in candidates}
+            top = sorted(candidates, key=lambda d: -fused[d])[:10]
+            joined.append(recall(top, a.evidence, 10))
+        out.append(f"| {k} | {w} | {c} | {statistics.fmean(alone):.3f} | {statistics.fmean(joined):.3f} |")
+    return "\n".join(out)
+
+
+def full_dense(a: Asked, cache: Cache, conversations: dict) -> float | None:
+    """recall@10 of cosine over every line of the LoCoMo conversation holding the question (None for LongMemEval)."""
+    if a.benchmark != "LoCoMo":
+        return None
+    conv = next(c for c in conversations.values() if any(q.text == a.text for q in c.questions))
+    q = cache.get("query", a.text)
+    vecs = np.stack([cache.get("doc", t.text) for t in conv.turns])
+    best = np.argsort(-(vecs @ q), kind="stable")[:10]
+    return recall([conv.turns[i].dia_id for i in best], a.evidence, 10)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

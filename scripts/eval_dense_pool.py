@@ -143,19 +143,10 @@ def collect(locomo_dir: Path, lme_dir: Path, limit: int, work: Path) -> tuple[li
                                    q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
         finally:
             memory.close()
-    for path in sorted(lme_dir.glob("*.json"))[: limit or None]:
-        item = eval_longmemeval.load(path)
-        if not item.evidence:
-            continue
-        config = wolfmem.Config(state_dir=str(work / item.qid / "state"),
-                                index_max_file_bytes=eval_longmemeval.MAX_FILE_BYTES)
-        memory, where = build_vault(item.turns, work / item.qid, config)
-        try:
-            dated = dated_query(item.text, item.today)
-            asked.append(Asked("LongMemEval", item.kind, item.text, dated, item.evidence,
-                               pooled(memory, where, item.text, item.today), fts5_ranker(item.turns)(item.text)))
-        finally:
-            memory.close()
+    for item, memory, where in eval_longmemeval.haystacks(lme_dir, work, limit):
+        dated = dated_query(item.text, item.today)
+        asked.append(Asked("LongMemEval", item.kind, item.text, dated, item.evidence,
+                           pooled(memory, where, item.text, item.today), fts5_ranker(item.turns)(item.text)))
     return asked, conversations
 
 

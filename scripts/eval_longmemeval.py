@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -101,6 +101,22 @@ class Spread:
         counts = Counter(dia_id.split(":")[0] for dia_id in ranked[:K] if dia_id != "?")
         self.sessions.append(len(counts))
         self.largest.append(max(counts.values(), default=0))
+
+
+def haystacks(folder: Path, work: Path, limit: int = 0
+              ) -> Iterator[tuple[Item, wolfmem.Memory, dict[tuple[str, int], str]]]:
+    """Each question with evidence (the first `limit` files; 0: all) and a Memory over its haystack,
+    closed when the next is asked for."""
+    for path in sorted(folder.glob("*.json"))[: limit or None]:
+        item = load(path)
+        if not item.evidence:
+            continue
+        config = wolfmem.Config(state_dir=str(work / item.qid / "state"), index_max_file_bytes=MAX_FILE_BYTES)
+        memory, where = build_vault(item.turns, work / item.qid, config)
+        try:
+            yield item, memory, where
+        finally:
+            memory.close()
 
 
 def rankers(item: Item, work: Path) -> tuple[dict[str, Ranker], wolfmem.Memory]:

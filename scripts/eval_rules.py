@@ -106,17 +106,8 @@ def locomo(folder: Path, work: Path) -> Scores:
 def longmemeval(folder: Path, work: Path, limit: int) -> Scores:
     """Every variant's recalls on the LongMemEval questions that have evidence."""
     scores = Scores([], defaultdict(list), defaultdict(list))
-    for path in sorted(folder.glob("*.json"))[: limit or None]:
-        item = eval_longmemeval.load(path)
-        if not item.evidence:
-            continue
-        config = wolfmem.Config(state_dir=str(work / item.qid / "state"),
-                                index_max_file_bytes=eval_longmemeval.MAX_FILE_BYTES)
-        memory, where = build_vault(item.turns, work / item.qid, config)
-        try:
-            ask_all(memory, where, [(item.kind, item.text, item.evidence, item.today)], scores)
-        finally:
-            memory.close()
+    for item, memory, where in eval_longmemeval.haystacks(folder, work, limit):
+        ask_all(memory, where, [(item.kind, item.text, item.evidence, item.today)], scores)
     return scores
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from wolfmem.storage.kept import Kept
 from wolfmem.storage.state import StateStore
 
 REFS = [("knowledge/people.md", 3, "sarah runs"), ("knowledge/people.md", 4, "sarah swims")]
@@ -102,3 +103,24 @@ def test_noting_a_few_keys_reads_only_those(tmp_path: Path) -> None:
     assert [sql for sql in ran if "FROM first_seen" in sql and " IN (" not in sql] == []
     assert fresh.first_seen(PEOPLE)["new fact"] == "2026-05-01"
     assert fresh.first_seen(PEOPLE)["fact 7"] == "2026-01-01"
+
+
+def test_kept_data_counts_only_once_its_latest_transaction_landed(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "t.sqlite", isolation_level=None)
+    kept: Kept[dict[str, int]] = Kept(dict)
+    first = kept.begin(db)
+    kept.data["a"] = 1
+    kept.landed(first)
+    assert kept.valid(db)
+    unfinished = kept.begin(db)  # a transaction that fails never lands
+    assert not kept.valid(db)
+    second = kept.begin(db)
+    kept.landed(unfinished)  # an older mark does not make data changed since valid
+    assert not kept.valid(db)
+    kept.landed(second)
+    assert kept.valid(db) and kept.data == {}  # what the unfinished one may have changed was dropped
+    kept.data["b"] = 2
+    sqlite3.connect(tmp_path / "t.sqlite", isolation_level=None).execute("CREATE TABLE t (x)")  # another writer
+    assert not kept.valid(db)
+    kept.landed(kept.begin(db))
+    assert kept.data == {}

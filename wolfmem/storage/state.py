@@ -36,6 +36,7 @@ from typing import Any
 
 from wolfmem.errors import StorageError, storage_error
 from wolfmem.storage.db import Store, begin, guarded, open_db, rollback
+from wolfmem.storage.kept import Kept
 from wolfmem.storage.repairrecords import RepairRecords, line_hash
 
 log = logging.getLogger(__name__)
@@ -67,11 +68,6 @@ SEEN_LOOKUP = 500
 ISSUED_REMEMBERED = 4096
 
 
-def _data_version(db: sqlite3.Connection) -> int:
-    """A number that changes whenever another connection commits to the database (SQLite's data_version)."""
-    return int(db.execute("PRAGMA data_version").fetchone()[0])
-
-
 class StateStore(Store, RepairRecords):
     """A small SQLite database in the vault's machine-local state folder."""
 
@@ -87,13 +83,9 @@ class StateStore(Store, RepairRecords):
         # so no lock is held between calls and other processes see each write at once.
         self._db: sqlite3.Connection | None = open_db(path, _SCHEMA)
         self._guard = threading.Lock()
-        # The refs this process last wrote to `issued`, valid at (connection, data_version): the connection
-        # itself is held, so a replacement after damage never passes for it.
-        self._issued: dict[tuple[str, int], str] = {}
-        self._issued_at: tuple[sqlite3.Connection, int] | None = None
-        # First-seen days of recently used files, valid at (connection, data_version) like `_issued`.
-        self._seen: dict[str, dict[str, str]] = {}
-        self._seen_at: tuple[sqlite3.Connection, int] | None = None
+        # The refs this connection last wrote to `issued`, and first-seen days of recently used files.
+        self._issued: Kept[dict[tuple[str, int], str]] = Kept(dict)
+        self._seen: Kept[dict[str, dict[str, str]]] = Kept(dict)
         # Called after a change that the vault's provenance log should hear about (see provenance.py).
         self.on_change: Callable[[], None] | None = None
         try:
@@ -149,19 +141,16 @@ class StateStore(Store, RepairRecords):
     def note_first_seen(self, path: str, keys: Iterable[str], day: str) -> None:
         """Record day as the first-seen date of each line key not seen before in path."""
         keys = set(keys)
-        try:
-            with self._connect() as db:
-                known, at = self._seen_days(db, path, keys)
-                new = sorted(keys - known.keys())
-                db.executemany("INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in new))
-                if new:
-                    _post(db, {"path": path, "seen": dict.fromkeys(new, day)})
-                    if path in self._seen:
-                        self._seen[path].update(dict.fromkeys(new, day))
-        except BaseException:
-            self._seen = {}  # the kept days may hold what was rolled back
-            raise
-        self._seen_at = at
+        with self._connect() as db:
+            mark = self._seen.begin(db)
+            known = self._seen_days(db, path, keys)
+            new = sorted(keys - known.keys())
+            db.executemany("INSERT OR IGNORE INTO first_seen VALUES (?, ?, ?)", ((path, key, day) for key in new))
+            if new:
+                _post(db, {"path": path, "seen": dict.fromkeys(new, day)})
+                if path in self._seen.data:
+                    self._seen.data[path].update(dict.fromkeys(new, day))
+        self._landed(self._seen, mark)
         if new:
             self._changed()
 
@@ -170,32 +159,34 @@ class StateStore(Store, RepairRecords):
         """Line key → first-seen day for one file.
 
         A save asks for its file's days twice (a 2,000-fact file's rows were a tenth of the save): the
-        days this connection read or wrote are kept while no other connection has written since.
+        days this connection read or wrote are kept while no other connection has written (`Kept`).
         """
         with self._guard:
-            if self._db is not None and path in self._seen and self._seen_at == (self._db, _data_version(self._db)):
-                return dict(self._seen[path])
+            if path in self._seen.data and self._seen.valid(self._db):
+                return dict(self._seen.data[path])
         with self._connect() as db:
-            days, at = self._seen_days(db, path, None)
-        self._seen_at = at
+            mark = self._seen.begin(db)
+            days = self._seen_days(db, path, None)
+        self._landed(self._seen, mark)
         return dict(days)
 
-    def _seen_days(self, db: sqlite3.Connection, path: str, keys: set[str] | None
-                   ) -> tuple[dict[str, str], tuple[sqlite3.Connection, int]]:
-        """Inside a transaction: path's days (those of `keys` at least), from the kept ones while they are
-        valid, and what they are valid at once the transaction lands."""
-        at = (db, _data_version(db))  # no other commit can come between this and the transaction's end
-        if at != self._seen_at or (path not in self._seen and len(self._seen) >= SEEN_FILES):
-            self._seen = {}
-        self._seen_at = None  # until the transaction lands
-        if path in self._seen:
-            return self._seen[path], at
+    def _seen_days(self, db: sqlite3.Connection, path: str, keys: set[str] | None) -> dict[str, str]:
+        """Inside a transaction `_seen` began: path's days (those of `keys` at least), kept when read whole."""
+        kept = self._seen.data
+        if path in kept:
+            return kept[path]
         if keys is not None and len(keys) <= SEEN_LOOKUP:  # a few keys: no need to read the file's every row
             marks = ",".join("?" * len(keys))
             rows = db.execute(f"SELECT key, day FROM first_seen WHERE path = ? AND key IN ({marks})", (path, *keys))
-            return dict(rows.fetchall()), at
-        self._seen[path] = dict(db.execute("SELECT key, day FROM first_seen WHERE path = ?", (path,)).fetchall())
-        return self._seen[path], at
+            return dict(rows.fetchall())
+        if len(kept) >= SEEN_FILES:
+            kept.clear()
+        kept[path] = dict(db.execute("SELECT key, day FROM first_seen WHERE path = ?", (path,)).fetchall())
+        return kept[path]
+
+    def _landed(self, kept: Kept[Any], mark: tuple[tuple[sqlite3.Connection, int], int]) -> None:
+        with self._guard:
+            kept.landed(mark)
 
     # -- snapshots ------------------------------------------------------------
     @guarded
@@ -262,19 +253,18 @@ class StateStore(Store, RepairRecords):
         """
         wanted = {(path, line): key for path, line, key in refs}
         with self._guard:
-            if self._db is not None and self._issued_at == (self._db, _data_version(self._db)):
-                wanted = {ref: key for ref, key in wanted.items() if self._issued.get(ref) != key}
+            if self._issued.valid(self._db):
+                wanted = {ref: key for ref, key in wanted.items() if self._issued.data.get(ref) != key}
         if not wanted:
             return
-        with self._connect() as db:  # holds the guard: the memo changes in the order the rows are written
-            at = (db, _data_version(db))  # inside the write transaction: no other commit comes between
-            if at != self._issued_at or len(self._issued) >= ISSUED_REMEMBERED:
-                self._issued = {}
-            self._issued_at = None  # until the commit lands
+        with self._connect() as db:
+            mark = self._issued.begin(db)
+            if len(self._issued.data) >= ISSUED_REMEMBERED:
+                self._issued.data.clear()
             db.executemany("INSERT OR REPLACE INTO issued VALUES (?, ?, ?)",
                            [(path, line, key) for (path, line), key in wanted.items()])
-            self._issued.update(wanted)
-        self._issued_at = at
+            self._issued.data.update(wanted)
+        self._landed(self._issued, mark)
 
     @guarded
     def issued_key(self, path: str, line: int) -> str | None:
@@ -307,7 +297,7 @@ class StateStore(Store, RepairRecords):
                 "WHERE excluded.day < first_seen.day",
                 ((path, key, day) for key, day in days.items()),
             )
-            self._seen.pop(path, None)
+            self._seen.data.pop(path, None)
             return db.total_changes != before
 
     @guarded

@@ -39,7 +39,9 @@ class Kept(Generic[T]):
 
         Returns the mark to hand to `landed` once the transaction has committed.
         """
-        at = (db, data_version(db))  # inside the transaction: no other commit comes before its end
+        # Inside a write transaction no other commit comes before its end; a read one reads a snapshot
+        # at least this new, and any later commit moves the number on, so `valid` refuses the data.
+        at = (db, data_version(db))
         if at != self._valid_at:
             self.data = self._empty()
         self._valid_at = None

@@ -34,7 +34,7 @@ def line_hash(line: str) -> str:
 class RepairRecords:
     """The repair tables' methods; mixed into `StateStore`, whose one connection they use."""
 
-    _connect: Callable[[], AbstractContextManager[sqlite3.Connection]]
+    _connect: Callable[..., AbstractContextManager[sqlite3.Connection]]
 
     # -- displaced versions and inode numbers (storage/displaced.py, storage/writer.py) ---------------
     @guarded
@@ -55,14 +55,14 @@ class RepairRecords:
         elif rels is not None:
             args = sorted(set(rels))
             query += f" WHERE rel IN ({','.join('?' * len(args))})"
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             rows = db.execute(query, args).fetchall() if rels is None or args else []
         return {row[0]: (row[1], bytes(row[2]), bytes(row[3])) for row in rows}
 
     @guarded
     def displaced_names(self) -> dict[str, str]:
         """Every kept displaced file's rel → the file it was displaced from (none of the bytes, each a file's size)."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             return dict(db.execute("SELECT rel, path FROM displaced").fetchall())
 
     @guarded
@@ -74,7 +74,7 @@ class RepairRecords:
     @guarded
     def recent_inodes(self, path: str) -> set[int]:
         """The inode numbers a file had lately."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             return {row[0] for row in db.execute("SELECT ino FROM inodes WHERE path = ?", (path,))}
 
     @guarded
@@ -95,7 +95,7 @@ class RepairRecords:
     @guarded
     def put_back_hashes(self, path: str) -> set[str]:
         """Hashes of the lines wolfmem already put back once into a file."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             rows = db.execute("SELECT hash FROM put_back WHERE path = ?", (path,)).fetchall()
         return {row[0] for row in rows}
 
@@ -115,7 +115,7 @@ class RepairRecords:
     @guarded
     def unchecked(self) -> set[str]:
         """The files whose outside change is still to be checked (`note_unchecked`)."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             return {row[0] for row in db.execute("SELECT path FROM unchecked").fetchall()}
 
     @guarded
@@ -137,7 +137,7 @@ class RepairRecords:
     @guarded
     def repairs(self, limit: int = 20) -> list[dict[str, Any]]:
         """The newest repair records, newest first."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             rows = db.execute("SELECT record FROM repairs ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
         return [json.loads(row[0]) for row in rows]
 

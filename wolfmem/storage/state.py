@@ -94,14 +94,16 @@ class StateStore(Store, RepairRecords):
             log.warning("%s; what this machine knows reaches the vault's provenance log later", exc)
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _connect(self, *, reading: bool = False) -> Iterator[sqlite3.Connection]:
         # IMMEDIATE: a read-then-write transaction could not upgrade its lock once another
-        # process wrote, and SQLite would fail it at once instead of waiting.
+        # process wrote, and SQLite would fail it at once instead of waiting. A transaction that
+        # only reads takes no lock (`reading`): in WAL mode it reads its snapshot while others write,
+        # where waiting for the write lock queued every search and save behind other processes' writes.
         with self._guard:
             if self._db is None:  # closed: reopened on use, like History
                 self._db = open_db(self.path, _SCHEMA)
             db = self._db
-            db.execute(begin(db))
+            db.execute("BEGIN" if reading else begin(db))
             try:
                 yield db
                 db.execute("COMMIT")
@@ -124,7 +126,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def receipt(self, request_id: str) -> dict[str, Any] | None:
         """The receipt recorded for a request id, if any."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             row = db.execute("SELECT receipt FROM receipts WHERE request_id = ?", (request_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -164,7 +166,9 @@ class StateStore(Store, RepairRecords):
         with self._guard:
             if path in self._seen.data and self._seen.valid(self._db):
                 return dict(self._seen.data[path])
-        with self._connect() as db:
+        # Read without the write lock: the mark is taken before the read's snapshot, so the days read are at
+        # least as new as it, and any commit after the mark makes them stale to `valid`.
+        with self._connect(reading=True) as db:
             mark = self._seen.begin(db)
             days = self._seen_days(db, path, None)
         self._landed(self._seen, mark)
@@ -192,7 +196,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def snapshot_lines(self, path: str) -> set[str] | None:
         """The lines wolfmem wrote or accepted in a file, or None when it has no snapshot yet."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             known = db.execute("SELECT 1 FROM snapshot_files WHERE path = ?", (path,)).fetchone()
             if not known:
                 return None
@@ -216,7 +220,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def run_record(self, job: str) -> dict[str, Any] | None:
         """The last recorded outcome of a job."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             row = db.execute("SELECT record FROM runs WHERE job = ?", (job,)).fetchone()
         return json.loads(row[0]) if row else None
 
@@ -236,7 +240,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def vault_created(self) -> date | None:
         """The day wolfmem created the vault on this machine; None when it found the folder a vault already."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'vault_created'").fetchone()
         try:
             return date.fromisoformat(row[0]) if row else None
@@ -269,7 +273,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def issued_key(self, path: str, line: int) -> str | None:
         """The key of the fact last handed out under a line ref, if any."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             row = db.execute("SELECT key FROM issued WHERE path = ? AND line = ?", (path, line)).fetchone()
         return row[0] if row else None
 
@@ -277,7 +281,7 @@ class StateStore(Store, RepairRecords):
     @guarded
     def outbox(self, limit: int = 500) -> list[tuple[int, dict[str, Any]]]:
         """The oldest provenance records not yet published to the vault, with their ids."""
-        with self._connect() as db:
+        with self._connect(reading=True) as db:
             rows = db.execute("SELECT id, record FROM outbox ORDER BY id LIMIT ?", (limit,)).fetchall()
         return [(row[0], json.loads(row[1])) for row in rows]
 

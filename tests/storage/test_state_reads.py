@@ -61,3 +61,16 @@ def test_days_read_while_another_connection_commits_are_read_again(tmp_path: Pat
     assert mine.first_seen(PEOPLE) == {"ann": "2026-01-01"}  # read without the lock, then kept
     theirs.note_first_seen(PEOPLE, ["bob"], "2026-02-01")
     assert mine.first_seen(PEOPLE) == {"ann": "2026-01-01", "bob": "2026-02-01"}
+
+
+def test_a_notice_is_handed_out_once_and_looking_for_none_writes_nothing(tmp_path: Path) -> None:
+    mine, theirs = StateStore(tmp_path / "state.sqlite"), StateStore(tmp_path / "state.sqlite")
+    mine.add_repair(PEOPLE, {"message": "put back 1 line"})
+    assert mine._db is not None
+    ran: list[str] = []
+    mine._db.set_trace_callback(ran.append)
+    assert mine.take_notices(["knowledge/projects.md"]) == []
+    assert not [sql for sql in ran if sql.startswith("BEGIN IMMEDIATE")]
+    told = theirs.take_notices([PEOPLE]) + mine.take_notices([PEOPLE])
+    assert told == [{"message": "put back 1 line"}]
+    assert theirs.take_notices([PEOPLE]) == []

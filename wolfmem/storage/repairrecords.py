@@ -148,9 +148,15 @@ class RepairRecords:
         if not wanted:
             return []
         marks = ",".join("?" * len(wanted))
-        with self._connect() as db:
+        # Looked for without the write lock (every save asks, and there is seldom one to tell); one
+        # found is taken under it, by whichever process marks it told first.
+        with self._connect(reading=True) as db:
             rows = db.execute(
                 f"SELECT id, record FROM repairs WHERE told = 0 AND path IN ({marks}) ORDER BY id", wanted
             ).fetchall()
-            db.executemany("UPDATE repairs SET told = 1 WHERE id = ?", ((row[0],) for row in rows))
-        return [json.loads(row[1]) for row in rows]
+        if not rows:
+            return []
+        with self._connect() as db:
+            taken = [row for row in rows
+                     if db.execute("UPDATE repairs SET told = 1 WHERE id = ? AND told = 0", (row[0],)).rowcount]
+        return [json.loads(row[1]) for row in taken]

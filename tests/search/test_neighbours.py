@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
 from wolfmem import Memory
-from wolfmem.search import neighbours
+from wolfmem.search import neighbours, query
 from wolfmem.search.schema import IndexHit
 
 
@@ -73,3 +74,35 @@ def test_the_reply_to_a_hit_is_the_neighbour_the_list_keeps(memory: Memory, vaul
         "Ann: Did you ever go to the aquarium?", "Bo: Yes, we saw a huge turtle there."]
     monkeypatch.setattr(neighbours, "NEAR_FIRST", False)  # in line order, the line two above came first
     assert memory.search("aquarium", limit=2)[1].text == "Ann: I cooked pasta for lunch"
+
+
+def test_the_first_hits_are_the_same_whatever_limit_is_asked(memory: Memory, vault: Path) -> None:
+    rng = random.Random(7)
+    words = ["kayak", "river", "garden", "violin", "recipe", "camera", "hiking", "piano", "bread", "tennis"]
+    for number in range(1, 4):
+        day(vault, f"2024-02-0{number}", {
+            f"{hour:02d}:00 — Session {number}{hour}": [" ".join(rng.choices(words, k=rng.randint(2, 7)))
+                                                      for _line in range(rng.randint(4, 12))]
+            for hour in range(8, 16)
+        })
+    memory.sync()
+    questions = ["kayak on the river", "violin and piano", "bread recipe", "tennis camera hiking",
+                 "the kayak and the river on 2 February 2024", "bread on 1 February 2024"]  # the other days fade
+    for question in questions:
+        longest = [(h.path, h.line) for h in memory.search(question, limit=query.POOL, today="2024-03-01")]
+        assert len(longest) == query.POOL
+        for limit in range(1, query.POOL):
+            hits = memory.search(question, limit=limit, today="2024-03-01")
+            assert [(h.path, h.line) for h in hits] == longest[:limit], (question, limit)
+
+
+def test_a_faded_fact_nearer_the_named_day_wins_at_any_limit(memory: Memory, vault: Path) -> None:
+    day(vault, "2023-12-01", {"09:00 — Session 1": [f"kayak river kayak river, outing {n}" for n in range(12)]})
+    day(vault, "2024-02-02", {"09:00 — Session 2": ["a quiet day at home"]})
+    day(vault, "2024-02-16", {"09:00 — Session 3": ["a kayak trip with friends"]})
+    memory.sync()
+    # Nothing near the named day: the strong lines two months out fade to almost nothing, the weak one a week
+    # past the day's slack to a half, whatever the limit the candidates are taken at.
+    for limit in (1, 5, 10):
+        hits = memory.search("kayak river on 2 February 2024", limit=limit, today="2024-03-01")
+        assert hits[0].text == "a kayak trip with friends", limit

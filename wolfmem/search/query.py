@@ -24,8 +24,11 @@ from wolfmem.search.schema import Filters, IndexHit
 COMMON_SHARE = 0.05
 # ... unless it is in no more facts than this: in a small vault every term is cheap and may matter.
 COMMON_MIN_FACTS = 100
-# How many candidates per wanted hit the rarer terms fetch, for common terms and neighbours to re-rank.
-POOL = 3
+# How many candidates the rarer terms fetch (or `limit`, when more are asked), for common terms and
+# neighbours to re-rank. A fixed number, not a multiple of the limit: the first hits of a search are the
+# same whatever limit up to POOL is asked (with three per wanted hit, limit 20 credited the neighbours of
+# 60 candidates, and its first ten were not limit 10's).
+POOL = 30
 # At most this many terms are searched for; a question has a handful, a pasted page thousands,
 # and Whoosh's cost grows with every term OR-ed in. The rest only re-rank.
 MAX_SEARCHED_TERMS = 32
@@ -95,8 +98,10 @@ def run(
     if len(inside) == limit and not FADE:
         return inside
     # The unfiltered search adds the facts outside, so a date that is off (or a fact told much later) still shows.
+    # They are faded from a fixed number of candidates: fading re-orders them, so the first of a short list
+    # must come from the same candidates as a long one's.
     placed = {(hit.path, hit.line) for hit in inside}
-    rest = [hit for hit in _ranked(index, terms, filters, limit) if (hit.path, hit.line) not in placed]
+    rest = [hit for hit in _ranked(index, terms, filters, max(limit, POOL)) if (hit.path, hit.line) not in placed]
     if not FADE:
         return inside + rest[: limit - len(inside)]
     outside = [faded(hit, dates.window) for hit in rest]
@@ -123,7 +128,7 @@ def _ranked(index: FactIndex, terms: QueryTerms, filters: Filters, limit: int) -
     Candidates are ranked by document number and id; only the `limit` chosen have their text read.
     """
     with index.snapshot():  # the numbers ranked are read back from the same searcher
-        pool = index.ranked(terms.searched, filters, limit * POOL, bonus=_bonus(index, terms.common))
+        pool = index.ranked(terms.searched, filters, max(limit, POOL), bonus=_bonus(index, terms.common))
         if filters.keys:  # an exact lookup (dedup's) wants the facts themselves
             return index.stored(pool[:limit])
         earned = neighbours.credit(pool, index.near_all(pool, neighbours.SPAN), neighbours.PART)

@@ -1,8 +1,14 @@
-"""A sync takes no file's lock: what a writer commits while a sync reads a file is never undone by older facts."""
+"""A sync takes no file's lock: what a writer commits while a sync reads a file is never undone by older facts.
+
+A file another writer committed meanwhile is looked at again only when that commit read the file before
+the sync began: otherwise it holds everything the sync must show, and looking again would chase later writes.
+"""
 
 from __future__ import annotations
 
 from wolfmem.memory.facade import Memory
+from wolfmem.storage.catalog import ManifestEntry
+from wolfmem.storage.vault import content_hash
 from wolfmem.storage.writer import Cause, Edit
 
 PEOPLE = "knowledge/people.md"
@@ -28,8 +34,37 @@ def test_a_file_a_writer_reindexed_while_a_sync_read_it_is_looked_at_again_not_o
     report = memory.syncer.sync(only=[PEOPLE], exact=True)
     memory.syncer._look = look  # type: ignore[method-assign]
 
-    # Looked at again, it holds what the writer indexed (the hand line too: the write was made on top of it).
-    assert looked == [PEOPLE, PEOPLE] and report.indexed == []
+    # Not looked at again: the writer's commit holds the file as written after this sync began (the hand
+    # line too: the write was made on top of it), which is all the sync promises.
+    assert looked == [PEOPLE] and report.indexed == []
     for words in ("Omar Vance foghorn", "Zora Quill lighthouse"):
         assert [hit.path for hit in memory.search(words, limit=1)] == [PEOPLE], words
     assert memory.syncer.pending(racy=False).check == ()
+
+
+def test_a_file_committed_from_a_read_older_than_the_sync_is_looked_at_again(memory: Memory) -> None:
+    memory.sync()
+    path = memory.vault.root / PEOPLE
+    before = path.read_bytes()
+    stale_stamp = memory.syncer.manifest()[PEOPLE].checked_ns  # the index's last look, before this sync began
+    with path.open("a") as handle:
+        handle.write("- Zora Quill keeps the lighthouse logs.\n")
+    looked: list[str] = []
+    look = memory.syncer._look
+
+    def look_then_commit_old(rel, *rest):  # type: ignore[no-untyped-def]
+        entry = look(rel, *rest)
+        looked.append(rel)
+        if rel == PEOPLE and len(looked) == 1:
+            # Another process read the file before this sync began and commits that read only now.
+            old = ManifestEntry(1, len(before), content_hash(before), stale_stamp, "")
+            docs = memory.syncer._facts(PEOPLE, before.decode("utf-8"))
+            memory.index.replace_files({PEOPLE: docs}, [], {PEOPLE: old})
+        return entry
+
+    memory.syncer._look = look_then_commit_old  # type: ignore[method-assign]
+    memory.syncer.sync(only=[PEOPLE], exact=True)
+    memory.syncer._look = look  # type: ignore[method-assign]
+
+    assert looked == [PEOPLE, PEOPLE]
+    assert [hit.path for hit in memory.search("Zora Quill lighthouse", limit=1)] == [PEOPLE]

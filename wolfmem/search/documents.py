@@ -157,6 +157,9 @@ def look(
 
     Shared by the syncer and the bulk workers.
     """
+    # An entry's stamp is taken before the read: the bytes are then the file's as of that moment or
+    # later, which lets a sync another writer overtook tell whether that commit is new enough for it.
+    started = time.time_ns()
     try:
         data, stat = read(rel)
     except (FileNotFoundError, OutsideVault):
@@ -167,23 +170,23 @@ def look(
             return Looked(old)  # still unreadable, as recorded: nothing to write
         log.warning("skipped %s: cannot read it (%s)", rel, exc)
         mtime_ns, size = (old.mtime_ns, old.size) if old is not None else (0, -1)
-        return Looked(ManifestEntry(mtime_ns, size, "", time.time_ns(), why), [], skipped=why)
+        return Looked(ManifestEntry(mtime_ns, size, "", started, why), [], skipped=why)
     revision = content_hash(data)
     now = time.time_ns()
     if old is not None and old.revision == revision:
         still_racy = now - stat.st_mtime_ns < RACY_WINDOW_NS
         if still_racy and (old.mtime_ns, old.size) == (stat.st_mtime_ns, stat.st_size):
             return Looked(old)  # nothing learned yet; keep the manifest untouched
-        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, old.skipped))
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, started, old.skipped))
     text, note = decode_note(data, max_bytes)
     if text is None:
         log.warning("skipped %s: %s", rel, note)
-        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note), [], skipped=note)
+        return Looked(ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, started, note), [], skipped=note)
     if note:
         # Named like a skipped file, so `reindex` and status say which file was cut short; said once,
         # not at every sync of a file that keeps growing past the cap.
         log.log(logging.DEBUG if old is not None and old.skipped == note else logging.WARNING, "%s: %s", rel, note)
-    entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, now, note)
+    entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, revision, started, note)
     return Looked(entry, facts(rel, text), indexed=True, skipped=note)
 
 

@@ -169,6 +169,7 @@ class Syncer:
                 # Nothing was committed; the same work is done here instead, only slower.
                 log.warning("indexing in worker processes failed (%s); indexing in this process", exc)
         report = SyncReport()
+        started = time.time_ns()
         for _round in range(SYNC_ROUNDS):
             done = self._sync_round(todo, manifest, progress)
             report.indexed += done.indexed
@@ -178,7 +179,12 @@ class Syncer:
             if not done.superseded:
                 break
             manifest = self.manifest()
-            again = sorted(done.superseded)
+            # A file whose overtaking commit read it after this sync began holds everything written before
+            # the sync began, which is all a sync promises: looking again would only chase later writes
+            # (under four agents and a script appending every 20 ms, every sync ran all its rounds).
+            again = sorted(rel for rel in done.superseded if not _read_since(manifest.get(rel), started))
+            if not again:
+                break
             todo = plan_changed(self.vault.scan(again), manifest, again)
         self.last_sync = time.time()
         return report
@@ -304,7 +310,9 @@ class Syncer:
         """
         stat = (self.vault.root / rel).stat()
         text, note = decode_note(data, self.max_file_bytes)
-        entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), time.time_ns(), note)
+        # Stamped no later than the bytes landed (their mtime), as a read's entry is stamped before the read.
+        checked = min(time.time_ns(), stat.st_mtime_ns)
+        entry = ManifestEntry(stat.st_mtime_ns, stat.st_size, content_hash(data), checked, note)
         docs, committed = self._documents(rel, self.last.take(rel), entry, text) if text is not None else ([], False)
         if committed:
             return
@@ -369,3 +377,8 @@ class Syncer:
     def skipped(self) -> dict[str, str]:
         """Files the index holds no facts of, with the reason."""
         return {rel: entry.skipped for rel, entry in self.manifest().items() if entry.skipped}
+
+
+def _read_since(entry: ManifestEntry | None, started_ns: int) -> bool:
+    """Whether an index entry holds its file as read (or written) no earlier than `started_ns`."""
+    return entry is not None and entry.checked_ns >= started_ns

@@ -250,3 +250,22 @@ def test_a_file_swapped_for_a_link_out_since_the_scan_is_not_unchanged(memory: M
     path.unlink()
     path.symlink_to(outside)
     assert memory.syncer._unchanged("knowledge/recipes.md", recorded) is False
+
+
+
+def test_a_file_shrinking_below_64_facts_keeps_its_lines(memory: Memory) -> None:
+    """The catalog remembered a 64-fact file's rows past a commit of 63: the next commit shifted facts by them."""
+    rel = "knowledge/notes.md"
+    facts = [f"- Note number {n} about item{n}." for n in range(63)]
+    with_copy = [*facts[:16], facts[5], *facts[16:]]  # 64 facts, one of them twice
+    write(memory, rel, "# Notes\n\n" + "\n".join(with_copy) + "\n")
+    memory.sync()
+    # The copy deleted by hand: a line whose text stays on another line, so the file is committed whole.
+    write(memory, rel, "# Notes\n\n" + "\n".join(facts) + "\n")
+    memory.sync()
+    write(memory, rel, "# Notes\n\n- A line added at the top.\n" + "\n".join(facts) + "\n")
+    memory.sync()
+    lines = (memory.vault.root / rel).read_text().splitlines()
+    for n in (5, 20, 62):
+        hit = next(hit for hit in memory.search(f"item{n}") if hit.path == rel)
+        assert lines[hit.line - 1] == f"- {hit.text}", n

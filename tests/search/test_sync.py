@@ -55,11 +55,13 @@ def test_plan(on_disk, manifest, check, remove) -> None:
         (b"- hello\n", 100, "- hello\n", ""),
         (b"\xef\xbb\xbf- bom\n", 100, "- bom\n", ""),
         (b"- a\x00b\n", 100, "\n", "line 1 holds a NUL byte"),
+        # Lines end at a lone CR too (an old Mac file): only the line holding the byte is emptied.
+        (b"- a\r- b\x00\r- c\r", 100, "- a\r\r- c\r", "line 2 holds a NUL byte"),
         (b"\x00".join(b"- a" for _ in range(100)), 10_000, None, "binary content"),
         (b"- caf\xe9\n", 100, None, "not UTF-8"),
         (b"- one\n- two\n- three\n", 12, "- one\n- two\n", "only the first 12 bytes"),
     ],
-    ids=["plain", "bom", "nul-line", "binary", "latin1", "capped"],
+    ids=["plain", "bom", "nul-line", "nul-line-cr", "binary", "latin1", "capped"],
 )
 def test_decode_note(data: bytes, max_bytes: int, text: str | None, note: str) -> None:
     got_text, got_note = decode_note(data, max_bytes)

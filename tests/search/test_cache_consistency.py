@@ -11,12 +11,12 @@ rebuild in one instance while the other holds its caches, and the clock moved by
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from cachekit import SECTIONS, WORDS, WRITERS, held, people, whole_build
 from conftest import Clock
 from hypothesis import settings
 from hypothesis import strategies as st
@@ -25,60 +25,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from wolfmem import Config, Memory
 from wolfmem.core import markdown
 from wolfmem.errors import InvalidFact, UsageError
-from wolfmem.search.documents import decode_note, facts_of
-from wolfmem.storage.vault import source_of
 
 REL = "knowledge/people.md"
-WORDS = ["alpha", "bravo", "kilo", "lima", "oscar", "papa"]
-SECTIONS = 5
-
-
-def _people() -> str:
-    lines = ["# People", ""]
-    for section in range(SECTIONS):
-        lines += [f"## Person {section}", ""]
-        lines += [f"- Person {section} likes {WORDS[k % 6]} and {WORDS[(k * 5) % 6]} as fact {section}x{k}."
-                  for k in range(16)]
-        lines.append("")
-    return "\n".join(lines) + "\n"
-
-
-def _in_place(path: Path, text: str) -> None:
-    path.write_bytes(text.encode())
-
-
-def _by_rename(path: Path, text: str) -> None:
-    temporary = path.with_name(f".{path.name}.new")
-    temporary.write_bytes(text.encode())
-    os.replace(temporary, path)
-
-
-def _truncate_then_write(path: Path, text: str) -> None:
-    with open(path, "r+b") as handle:
-        handle.truncate(0)
-        handle.flush()
-        handle.write(text.encode())
-
-
-WRITES = st.sampled_from([_in_place, _by_rename, _truncate_then_write])
-
-
-def whole_build(memory: Memory) -> set[tuple[str, str, int, str, str, str]]:
-    """What indexing every file whole gives, with the first-seen days the state holds."""
-    out = set()
-    for path in memory.vault.root.rglob("*.md"):
-        rel = path.relative_to(memory.vault.root).as_posix()
-        if source_of(rel) not in ("knowledge", "episodes", "archive") or "/." in f"/{rel}":
-            continue
-        text, _note = decode_note(path.read_bytes(), memory.config.index_max_file_bytes)
-        seen = memory.state.first_seen(rel) if source_of(rel) == "knowledge" else {}
-        out |= {(doc.doc_id, doc.path, doc.line, doc.text, doc.section, doc.date)
-                for doc in facts_of(rel, text or "", seen)}
-    return out
-
-
-def held(memory: Memory) -> set[tuple[str, str, int, str, str, str]]:
-    return {(hit.doc_id, hit.path, hit.line, hit.text, hit.section, hit.date) for hit in memory.index.iter_facts()}
+WRITES = st.sampled_from(WRITERS)
 
 
 class SharedVault(RuleBasedStateMachine):
@@ -89,7 +38,7 @@ class SharedVault(RuleBasedStateMachine):
         config = Config(state_dir=str(self.root / "state"), log_dir=str(self.root / "logs"))
         self.memories = [Memory(self.root / "vault", config, clock=self.clock) for _ in range(2)]
         self.path = self.memories[0].vault.root / REL
-        self.path.write_text(_people())
+        self.path.write_text(people())
         self.saved: dict[str, str] = {}  # fact -> its ref as last handed out
         self.hand: set[str] = set()
         self.texts: list[str] = []

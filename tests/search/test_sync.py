@@ -271,3 +271,19 @@ def test_a_file_shrinking_below_64_facts_keeps_its_lines(memory: Memory) -> None
     for n in (5, 20, 62):
         hit = next(hit for hit in memory.search(f"item{n}") if hit.path == rel)
         assert lines[hit.line - 1] == f"- {hit.text}", n
+
+
+def test_a_line_written_back_after_a_file_shrank_below_64_facts_is_found(memory: Memory) -> None:
+    """The remembered 64 rows still held the deleted line: written back (an editor's undo), it was not indexed."""
+    rel = "knowledge/notes.md"
+    facts = [f"- Note number {n} about item{n}." for n in range(63)]
+    before = "# Notes\n\n" + "\n".join([*facts[:16], facts[5], *facts[16:]]) + "\n"  # 64 facts, one twice
+    write(memory, rel, before)
+    memory.sync()
+    # One copy and a line of its own deleted: the copy's text stays on a line, so the file is committed whole.
+    write(memory, rel, "# Notes\n\n" + "\n".join(facts[:30] + facts[31:]) + "\n")
+    memory.sync()
+    assert not any(hit.path == rel for hit in memory.search("item30"))
+    write(memory, rel, before)  # undone
+    memory.sync()
+    assert any(hit.path == rel and hit.text == "Note number 30 about item30." for hit in memory.search("item30"))

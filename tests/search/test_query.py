@@ -92,3 +92,15 @@ def test_a_word_finds_its_other_forms(vault: Path, memory: Memory) -> None:
     memory.sync()
     hits = memory.search("How many hours of jogging did I do?", limit=1)
     assert [h.text for h in hits] == ["User: I went for a 30-minute jog on Saturday"]
+
+
+def test_a_vault_whose_facts_were_all_deleted_searches_to_nothing(memory: Memory, vault: Path) -> None:
+    """Whoosh counts a deleted fact's terms until a merge: no live fact, yet a common term (log of 0)."""
+    path = vault / "knowledge" / "people.md"
+    for version in range(2):  # the facts made twice: their terms are held by more deleted facts than live ones
+        path.write_text("# People\n\n" + "".join(f"- Person {n} likes tea ({version}).\n" for n in range(120)))
+        memory.sync()
+    path.write_text("# People\n")
+    memory.sync()
+    assert memory.index.count() == 0 < memory.index.doc_frequency("text", "person")
+    assert memory.search("person likes tea with sugar") == []  # sugar: held by none, so searched; the rest re-rank

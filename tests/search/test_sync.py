@@ -55,11 +55,13 @@ def test_plan(on_disk, manifest, check, remove) -> None:
         (b"- hello\n", 100, "- hello\n", ""),
         (b"\xef\xbb\xbf- bom\n", 100, "- bom\n", ""),
         (b"- a\x00b\n", 100, "\n", "line 1 holds a NUL byte"),
+        # Lines end at a lone CR too (an old Mac file): only the line holding the byte is emptied.
+        (b"- a\r- b\x00\r- c\r", 100, "- a\r\r- c\r", "line 2 holds a NUL byte"),
         (b"\x00".join(b"- a" for _ in range(100)), 10_000, None, "binary content"),
         (b"- caf\xe9\n", 100, None, "not UTF-8"),
         (b"- one\n- two\n- three\n", 12, "- one\n- two\n", "only the first 12 bytes"),
     ],
-    ids=["plain", "bom", "nul-line", "binary", "latin1", "capped"],
+    ids=["plain", "bom", "nul-line", "nul-line-cr", "binary", "latin1", "capped"],
 )
 def test_decode_note(data: bytes, max_bytes: int, text: str | None, note: str) -> None:
     got_text, got_note = decode_note(data, max_bytes)
@@ -250,3 +252,38 @@ def test_a_file_swapped_for_a_link_out_since_the_scan_is_not_unchanged(memory: M
     path.unlink()
     path.symlink_to(outside)
     assert memory.syncer._unchanged("knowledge/recipes.md", recorded) is False
+
+
+
+def test_a_file_shrinking_below_64_facts_keeps_its_lines(memory: Memory) -> None:
+    """The catalog remembered a 64-fact file's rows past a commit of 63: the next commit shifted facts by them."""
+    rel = "knowledge/notes.md"
+    facts = [f"- Note number {n} about item{n}." for n in range(63)]
+    with_copy = [*facts[:16], facts[5], *facts[16:]]  # 64 facts, one of them twice
+    write(memory, rel, "# Notes\n\n" + "\n".join(with_copy) + "\n")
+    memory.sync()
+    # The copy deleted by hand: a line whose text stays on another line, so the file is committed whole.
+    write(memory, rel, "# Notes\n\n" + "\n".join(facts) + "\n")
+    memory.sync()
+    write(memory, rel, "# Notes\n\n- A line added at the top.\n" + "\n".join(facts) + "\n")
+    memory.sync()
+    lines = (memory.vault.root / rel).read_text().splitlines()
+    for n in (5, 20, 62):
+        hit = next(hit for hit in memory.search(f"item{n}") if hit.path == rel)
+        assert lines[hit.line - 1] == f"- {hit.text}", n
+
+
+def test_a_line_written_back_after_a_file_shrank_below_64_facts_is_found(memory: Memory) -> None:
+    """The remembered 64 rows still held the deleted line: written back (an editor's undo), it was not indexed."""
+    rel = "knowledge/notes.md"
+    facts = [f"- Note number {n} about item{n}." for n in range(63)]
+    before = "# Notes\n\n" + "\n".join([*facts[:16], facts[5], *facts[16:]]) + "\n"  # 64 facts, one twice
+    write(memory, rel, before)
+    memory.sync()
+    # One copy and a line of its own deleted: the copy's text stays on a line, so the file is committed whole.
+    write(memory, rel, "# Notes\n\n" + "\n".join(facts[:30] + facts[31:]) + "\n")
+    memory.sync()
+    assert not any(hit.path == rel for hit in memory.search("item30"))
+    write(memory, rel, before)  # undone
+    memory.sync()
+    assert any(hit.path == rel and hit.text == "Note number 30 about item30." for hit in memory.search("item30"))

@@ -71,3 +71,17 @@ def test_dropping_a_file_forgets_its_rows(tmp_path: Path) -> None:
     assert catalog.doc_rows("a.md") == {}
     catalog.commit({"a.md": ENTRY}, {"a.md": [DocRow("x", 1, "d")]})
     assert catalog.doc_rows("a.md") == {"x": DocRow("x", 1, "d")}
+
+
+def test_a_file_shrinking_below_the_remembered_size_is_read_back(tmp_path: Path) -> None:
+    """A forget in a 64-fact file left the 64 rows remembered as current: the next commit shifted by them."""
+    path = tmp_path / "catalog.sqlite"
+    catalog = Catalog(path)
+    rows = [DocRow(f"id{n}", n, "d") for n in range(1, 65)]
+    catalog.commit({"a.md": ENTRY}, {"a.md": rows})
+    shrunk = [DocRow(row.doc_id, row.line - (row.line > 10), row.digest) for row in rows if row.line != 10]
+    catalog.commit({"a.md": ManifestEntry(2, 1, "r", 2)}, {"a.md": shrunk})
+    assert catalog.doc_rows("a.md") == stored(path, "a.md") == {row.doc_id: row for row in shrunk}
+    grown = [*shrunk[:20], DocRow("inserted", 21, "d"), *(DocRow(r.doc_id, r.line + 1, r.digest) for r in shrunk[20:])]
+    catalog.commit({"a.md": ManifestEntry(3, 1, "r", 3)}, {"a.md": grown})
+    assert stored(path, "a.md") == {row.doc_id: row for row in grown}

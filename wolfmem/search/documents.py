@@ -128,11 +128,12 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
 
 def _without_nul_lines(text: str) -> tuple[str, list[int]]:
     """`text` with each line holding a NUL emptied; every other line keeps its number, as `markdown` counts."""
-    lines = text.split("\n")
+    lines = markdown.lines_of(text)  # a lone CR ends a line too: split at "\n" alone, a CR-only file was one line
     blanked = [number for number, line in enumerate(lines, 1) if "\x00" in line]
     for number in blanked:
-        lines[number - 1] = ""
-    return "\n".join(lines), blanked
+        line = lines[number - 1]
+        lines[number - 1] = line[len(line.rstrip("\r\n")):]
+    return "".join(lines), blanked
 
 
 @dataclass(frozen=True)

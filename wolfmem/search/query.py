@@ -152,6 +152,8 @@ def _bonus(index: FactIndex, common: dict[str, float]) -> dict[str, float]:
     average length. Common terms only re-rank what the rarer ones found (Lucene's common terms).
     """
     facts = index.count()
+    if not facts:  # every fact deleted, their terms still counted until a merge: nothing to find, nor re-rank
+        return {}
     return {term: weight * (math.log(facts / (index.doc_frequency("text", term) + 1)) + 1)
             for term, weight in common.items()}
 

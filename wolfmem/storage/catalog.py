@@ -274,8 +274,9 @@ class Catalog(Store):
                     manifest.pop(path, None)
             self._manifest, self._manifest_generation = manifest, generation + 1
         for path, (seen, rows) in list(self._recent.items()):
-            # Rows remembered as current just before this commit stay current after it.
-            if (path in entries and entries[path] is None) or seen != generation:
+            # Rows remembered as current just before this commit stay current after it, unless it wrote them
+            # (a file shrunk below the size worth remembering would keep its old rows).
+            if (path in entries and entries[path] is None) or path in written or seen != generation:
                 del self._recent[path]
             else:
                 self._recent[path] = (generation + 1, rows)

@@ -16,6 +16,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from cachekit import SECTIONS, WORDS, WRITERS, held, people, whole_build
 from conftest import Clock
 from hypothesis import settings
@@ -167,5 +168,9 @@ class SharedVault(RuleBasedStateMachine):
 
 
 def test_two_instances_and_a_person_keep_every_cache_true() -> None:
-    run_state_machine_as_test(SharedVault, settings=settings(max_examples=15, stateful_step_count=14,
-                                                             deadline=None))
+    run_state_machine_as_test(SharedVault, settings=settings(max_examples=6, stateful_step_count=14, deadline=None))
+
+
+@pytest.mark.slow
+def test_longer_runs_keep_every_cache_true() -> None:
+    run_state_machine_as_test(SharedVault, settings=settings(max_examples=40, stateful_step_count=30, deadline=None))

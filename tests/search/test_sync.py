@@ -60,8 +60,10 @@ def test_plan(on_disk, manifest, check, remove) -> None:
         (b"\x00".join(b"- a" for _ in range(100)), 10_000, None, "binary content"),
         (b"- caf\xe9\n", 100, None, "not UTF-8"),
         (b"- one\n- two\n- three\n", 12, "- one\n- two\n", "only the first 12 bytes"),
+        # A CR-only file is cut at a line's end too, never inside a line (nor a character: "not UTF-8").
+        (b"- a\r- \xc3\xa9b\r- c\r", 7, "- a\r", "only the first 4 bytes"),
     ],
-    ids=["plain", "bom", "nul-line", "nul-line-cr", "binary", "latin1", "capped"],
+    ids=["plain", "bom", "nul-line", "nul-line-cr", "binary", "latin1", "capped", "capped-cr"],
 )
 def test_decode_note(data: bytes, max_bytes: int, text: str | None, note: str) -> None:
     got_text, got_note = decode_note(data, max_bytes)

@@ -110,8 +110,13 @@ def decode_note(data: bytes, max_bytes: int) -> tuple[str | None, str]:
         return None, "binary content"
     notes = []
     if len(data) > max_bytes:
-        cut = data.rfind(b"\n", 0, max_bytes)
-        data = data[: cut + 1 if cut > 0 else max_bytes]
+        # At a line's end (a lone CR ends one too: an LF alone left a CR-only file cut inside a line)...
+        cut = max(data.rfind(b"\n", 0, max_bytes), data.rfind(b"\r", 0, max_bytes)) + 1
+        if cut <= 1:  # ...else before the character the cap falls in, not inside it ("not UTF-8")
+            cut = max_bytes
+            while cut > 0 and data[cut] & 0xC0 == 0x80:
+                cut -= 1
+        data = data[:cut]
         notes.append(f"only the first {len(data):,} bytes are indexed")
     try:
         text = data.decode("utf-8-sig")

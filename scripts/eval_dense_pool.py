@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_locomo
 import eval_longmemeval
-from eval_locomo import build_vault, fts5_ranker, recall
+from eval_locomo import fts5_ranker, recall
 
 import wolfmem
 from wolfmem.llm.embeddings import EmbeddingClient, EmbeddingSettings
@@ -130,19 +130,14 @@ def collect(locomo_dir: Path, lme_dir: Path, limit: int, work: Path) -> tuple[li
     """Every question's pool; also each LoCoMo conversation's lines (for dense over the whole vault)."""
     asked: list[Asked] = []
     conversations = {}
-    for path in sorted(locomo_dir.glob("*.json")):
-        conv = eval_locomo.load(path)
+    for conv, memory, where in eval_locomo.conversations(locomo_dir, work):
         conversations[conv.name] = conv
-        memory, where = build_vault(conv.turns, work / f"locomo-{conv.name}")
         fts = fts5_ranker(conv.turns)
         dated = {q.text for q in conv.questions if dated_query(q.text, conv.today)}
-        try:
-            memory.search("warm up", limit=1)
-            for q in conv.questions:
-                asked.append(Asked("LoCoMo", eval_locomo.CATEGORIES[q.category], q.text, q.text in dated,
-                                   q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
-        finally:
-            memory.close()
+        memory.search("warm up", limit=1)
+        for q in conv.questions:
+            asked.append(Asked("LoCoMo", eval_locomo.CATEGORIES[q.category], q.text, q.text in dated,
+                               q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
     for item, memory, where in eval_longmemeval.haystacks(lme_dir, work, limit):
         dated = dated_query(item.text, item.today)
         asked.append(Asked("LongMemEval", item.kind, item.text, dated, item.evidence,

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_locomo
 import eval_longmemeval
-from eval_locomo import build_vault, recall
+from eval_locomo import recall
 
 import wolfmem
 
@@ -52,14 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Recalls] = {"LoCoMo": defaultdict(list), "LongMemEval": defaultdict(list)}
     with tempfile.TemporaryDirectory(prefix="wolfmem-limits-") as tmp:
         work = Path(tmp)
-        for path in sorted(args.locomo.glob("*.json")):
-            conversation = eval_locomo.load(path)
-            memory, where = build_vault(conversation.turns, work / f"locomo-{conversation.name}")
-            try:
-                ask(memory, where, [(q.text, q.evidence, conversation.today) for q in conversation.questions],
-                    results["LoCoMo"])
-            finally:
-                memory.close()
+        for conversation, memory, where in eval_locomo.conversations(args.locomo, work):
+            ask(memory, where, [(q.text, q.evidence, conversation.today) for q in conversation.questions],
+                results["LoCoMo"])
         for item, memory, where in eval_longmemeval.haystacks(args.longmemeval, work / "longmemeval"):
             ask(memory, where, [(item.text, item.evidence, item.today)], results["LongMemEval"])
     print("| benchmark | " + " | ".join(f"limit {limit}: r@5 / r@10" for limit in LIMITS) + " |")

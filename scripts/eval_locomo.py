@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -146,6 +146,18 @@ def build_vault(
         (vault / rel).write_text(text, "utf-8")
     memory.sync()
     return memory, where
+
+
+def conversations(folder: Path, work: Path
+                  ) -> Iterator[tuple[Conversation, wolfmem.Memory, dict[tuple[str, int], str]]]:
+    """Each conversation of a LoCoMo folder with a synced Memory over its turns, closed when the next is asked for."""
+    for path in sorted(folder.glob("*.json")):
+        conversation = load(path)
+        memory, where = build_vault(conversation.turns, work / f"locomo-{conversation.name}")
+        try:
+            yield conversation, memory, where
+        finally:
+            memory.close()
 
 
 # -- systems ------------------------------------------------------------------

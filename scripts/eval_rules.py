@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_locomo
 import eval_longmemeval
-from eval_locomo import K, build_vault, recall
+from eval_locomo import K, recall
 
 import wolfmem
 from wolfmem.search import neighbours, query
@@ -91,15 +91,10 @@ def ask_all(memory: wolfmem.Memory, where: dict, questions: Sequence[tuple[str, 
 def locomo(folder: Path, work: Path) -> Scores:
     """Every variant's recalls on the LoCoMo conversations."""
     scores = Scores([], defaultdict(list), defaultdict(list))
-    for path in sorted(folder.glob("*.json")):
-        conversation = eval_locomo.load(path)
-        memory, where = build_vault(conversation.turns, work / f"locomo-{conversation.name}")
-        try:
-            questions = [(eval_locomo.CATEGORIES[q.category], q.text, q.evidence, conversation.today)
-                         for q in conversation.questions]
-            ask_all(memory, where, questions, scores)
-        finally:
-            memory.close()
+    for conversation, memory, where in eval_locomo.conversations(folder, work):
+        questions = [(eval_locomo.CATEGORIES[q.category], q.text, q.evidence, conversation.today)
+                     for q in conversation.questions]
+        ask_all(memory, where, questions, scores)
     return scores
 
 

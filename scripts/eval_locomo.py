@@ -123,12 +123,12 @@ def episode_files(turns: Sequence[Turn]) -> tuple[dict[str, str], dict[tuple[str
     """Episode file texts by vault path, and which (path, line) holds which dialog id."""
     lines_by_file: dict[str, list[str]] = {}
     where: dict[tuple[str, int], str] = {}
-    session = None
+    block = None
     for turn in turns:
         rel = f"episodes/{turn.when:%Y-%m-%d}.md"
         lines = lines_by_file.setdefault(rel, [f"# {turn.when:%Y-%m-%d}"])
-        if turn.session != session:
-            session = turn.session
+        if (rel, turn.session) != block:  # a session past midnight goes on in the next day's episode
+            block = (rel, turn.session)
             lines += ["", f"## {turn.when:%H:%M} — Session {turn.session}"]
         lines.append(f"- {turn.text}")
         where[(rel, len(lines))] = turn.dia_id

@@ -1,13 +1,15 @@
 """Choose the ranking's neighbour part, rarity weight and date fade by leave-one-benchmark-out validation.
 
-Usage: python scripts/eval_rules.py LOCOMO_DIR LONGMEMEVAL_DIR [--limit N]
+Usage: python scripts/eval_rules.py LOCOMO_DIR LONGMEMEVAL_DIR [--realtalk DIR] [--limit N]
 
 The rules work at query time (`neighbours.PART`, `query.RARITY`, `query.FADE`: how many days outside a
 query's date window halve a fact's score, 0 for a hard window; `neighbours.NEAR_FIRST`: equal credits to
 the nearer neighbour and the reply first), so each vault is built once and every variant asks all of
 its questions.
-For each benchmark the variant with the best recall@10 on the *other* benchmark is chosen and
-scored on this one: a rule that only suits the benchmark it was chosen on shows up as a drop.
+For each benchmark the variant with the best recall@10 on the *other* benchmarks (the mean of their
+means, so each benchmark counts once whatever its size) is chosen and scored on this one: a rule that
+only suits the benchmarks it was chosen on shows up as a drop. `--realtalk` adds REALTALK's chats
+(scripts/eval_realtalk.py) as a third benchmark.
 Printed as markdown: the held-out choice per benchmark, with and without the rules, the shipped
 variant against the one shipped before (questions gained and lost), and the recall@10 of every
 variant on each benchmark.
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_locomo
 import eval_longmemeval
+import eval_realtalk
 from eval_locomo import K, recall
 
 import wolfmem
@@ -98,6 +101,21 @@ def locomo(folder: Path, work: Path) -> Scores:
     return scores
 
 
+def realtalk(folder: Path, work: Path) -> Scores:
+    """Every variant's recalls on the REALTALK chats."""
+    scores = Scores([], defaultdict(list), defaultdict(list))
+    for path in sorted(folder.glob("*.json")):
+        chat = eval_realtalk.load(path)
+        memory, where = eval_locomo.build_vault(chat.turns, work / f"realtalk-{chat.name}")
+        try:
+            questions = [(eval_realtalk.CATEGORIES[q.category], q.text, q.evidence, chat.today)
+                         for q in chat.questions]
+            ask_all(memory, where, questions, scores)
+        finally:
+            memory.close()
+    return scores
+
+
 def longmemeval(folder: Path, work: Path, limit: int) -> Scores:
     """Every variant's recalls on the LongMemEval questions that have evidence."""
     scores = Scores([], defaultdict(list), defaultdict(list))
@@ -115,8 +133,7 @@ def report(by_benchmark: dict[str, Scores]) -> str:
         others = [s for name, s in by_benchmark.items() if name != held_out]
 
         def pooled(chosen: Variant, others: list[Scores] = others) -> float:
-            values = [v for s in others for v in s.r10[chosen]]
-            return round(statistics.fmean(values), 6)
+            return round(statistics.fmean(s.mean(chosen) for s in others), 6)
 
         best = max(VARIANTS, key=pooled)
         r5 = statistics.fmean(scores.r5[best])
@@ -139,17 +156,20 @@ def report(by_benchmark: dict[str, Scores]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Score every variant on both benchmarks and print the held-out choices."""
+    """Score every variant on each benchmark and print the held-out choices."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("locomo", type=Path, help="folder with LoCoMo conversation json files")
     parser.add_argument("longmemeval", type=Path, help="folder with LongMemEval question json files")
     parser.add_argument("--limit", type=int, default=0, help="only the first N LongMemEval questions (0: all)")
+    parser.add_argument("--realtalk", type=Path, help="also a folder with REALTALK chat json files")
     args = parser.parse_args(argv)
     logging.getLogger("wolfmem").setLevel(logging.ERROR)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="wolfmem-rules-") as tmp:
         by_benchmark = {"LoCoMo": locomo(args.locomo, Path(tmp)),
                         "LongMemEval": longmemeval(args.longmemeval, Path(tmp), args.limit)}
+        if args.realtalk:
+            by_benchmark["REALTALK"] = realtalk(args.realtalk, Path(tmp))
     print(report(by_benchmark))
     print(f"\ntotal {time.perf_counter() - started:.1f} s")
     return 0

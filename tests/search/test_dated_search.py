@@ -146,3 +146,15 @@ def test_a_score_halves_every_fade_days_outside_the_window() -> None:
           for when in ("2023-05-22", "2023-06-04", "2023-05-15", "2023-06-11", "2023-05-08", "")}
     assert at == {"2023-05-22": 8.0, "2023-06-04": 8.0, "2023-05-15": 4.0, "2023-06-11": 4.0,
                   "2023-05-08": 2.0, "": 0.0}
+
+
+def test_a_period_no_matching_fact_was_told_in_is_searched_as_words(memory: Memory, vault: Path) -> None:
+    # Told in 2024 about a match in 2017: no fact of 2017 matches, so "2017" is a word the facts hold,
+    # and no day of 2024 is nearer to 2017 than another (faded, the earliest line came first).
+    day(vault, "2024-01-02", ["Kevin watched football with friends"])
+    day(vault, "2024-01-06", ["Kevin watched the 2017 football final with his friends"])
+    day(vault, "2024-01-20", ["Kevin watched football on TV with friends"])
+    hits = memory.search("What football match did Kevin watch in 2017?", today="2024-02-01")
+    assert hits[0].date == "2024-01-06"
+    undated = memory.search("What football match did Kevin watch 2017?", today="2024-02-01")
+    assert [(h.path, h.line) for h in hits] == [(h.path, h.line) for h in undated]

@@ -159,3 +159,35 @@ def test_short_queries_are_read_whole() -> None:
     spans = query_dates.regions(long)
     assert sum(end - start for start, end in spans) <= query_dates.DATE_CHARS
     assert any("1 May 2022" in long[start:end] for start, end in spans)
+
+
+@pytest.mark.parametrize(
+    ("query", "day"),
+    [
+        ("What is Paola planning to do on 10.01.2024 with her friends?", "2024-01-10"),
+        ("Which book did he finish on 02.01.2024?", "2024-01-02"),
+        ("What happened 21.01.2024", "2024-01-21"),  # no preposition: the dotted form is sure on its own
+        ("on 1/10/2024", "2024-01-10"),  # slashes stay month first
+        ("standup notes 2024-10-01", "2024-10-01"),
+    ],
+)
+def test_a_numeric_date_is_read_in_the_order_its_form_is_written(query: str, day: str) -> None:
+    assert read(query, TODAY).period == Window(d(day), d(day))
+
+
+def test_a_dotted_number_without_a_four_digit_year_is_a_version() -> None:
+    assert read("release notes of 1.2.10", TODAY) == DatedQuery("release notes of 1.2.10")
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['When did he start reading "11/22/63" by Stephen King?', "the song \u201cSeptember 2023\u201d"],
+)
+def test_a_date_in_double_quotes_is_a_title_and_stays_a_search_term(query: str) -> None:
+    assert read(query, TODAY) == DatedQuery(query)
+
+
+def test_a_date_beside_a_quoted_title_is_still_read() -> None:
+    dated = read('reading "11/22/63" on 1 May 2023', TODAY)
+    assert dated.text == 'reading "11/22/63"'
+    assert dated.period == Window(d("2023-05-01"), d("2023-05-01"))

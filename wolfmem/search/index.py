@@ -358,6 +358,13 @@ class FactIndex:
         return {doc_id: Placed(number, doc_id, path_of(doc_id), lines[doc_id], 0.0)
                 for doc_id, number in ids.live_numbers(list(lines)).items()}
 
+    def holds(self, filters: Filters) -> bool:
+        """Whether any fact passes the filters (their documents are kept for as long as the searcher is current)."""
+        searcher = self._folder.current_searcher()
+        with self._folder.reading():
+            mask = self._docs(searcher, filter_query(filters))
+        return bool(mask.any()) if mask is not None else self.count() > 0
+
     def count(self) -> int:
         """How many facts the index holds."""
         with self._folder.reading():

@@ -82,6 +82,7 @@ def run(
     A query of dates alone ("what did I do yesterday?") lists the facts of the named period.
     A fact just outside the window still competes, its score faded by how far outside it lies
     (`faded`): people name periods loosely ("last week" for a jog told two days before that week).
+    When no fact at all lies inside the window, the date's words are searched with the rest, unfaded.
     """
     terms = plan(index, text)
     # Bounds the caller gave win over the dates the query's words name.
@@ -95,6 +96,10 @@ def run(
     if explicit or dates is None or dates.window is None:
         return _ranked(index, terms, filters, limit)
     inside = _ranked(index, terms, _within(filters, dates.window), limit)
+    if not inside and not index.holds(_within(filters, dates.window)):
+        # Nothing at all was told in the named period: the date is what the facts talk about, not when they
+        # were told ("the match in 2017", told in 2024), so it is searched as words, and no day is nearer.
+        return _ranked(index, plan(index, " ".join((text, *dates.phrases))), filters, limit)
     if len(inside) == limit and not FADE:
         return inside
     # The unfiltered search adds the facts outside, so a date that is off (or a fact told much later) still shows.

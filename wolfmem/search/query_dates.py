@@ -13,6 +13,10 @@ dateparser matches generously ("we" as Wednesday, "march in the", "18th", a bare
 false date would cost the query its words. So a find counts only when it holds a digit-bearing
 date, a relative word (yesterday, ago, last week, ...), or a month name that is clearly a month:
 with a number, or after a preposition ("in March", "since May"). Only English phrases are read.
+Numeric dates read as they are written where each form is used: 2024-01-10 year first, 1/10/2024
+month first (the US form, dateparser's English default), 10.01.2024 day first (as wherever dates
+are written with dots). Words in double quotes are a title or a name as written ("11/22/63",
+the novel), never a date.
 
 Importing dateparser costs about 0.3 s and 25 MB, and its first parse another 0.3 s, so it is
 imported only when the query holds a digit or a date word (DATE_HINT).
@@ -45,15 +49,21 @@ _RELATIVE = (
     rf"yesterday|today|tonight|tomorrow|ago|(?:last|this|next|past)\s+(?:week|month|year|{_WEEKDAYS})"
     rf"|on\s+{_WEEKDAYS}"
 )
-_NUMERIC = r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}"
+# A dotted date with a four-digit year ("10.01.2024") is day first, as wherever dates are written with dots;
+# a shorter one ("1.2.10") is as likely a version number, and is left to the rules for words.
+_DOTTED = r"\d{1,2}\.\d{1,2}\.(?:19|20)\d\d"
+_NUMERIC = r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}|" + _DOTTED
 _PREPOSITION = r"in|on|of|since|during|until|till|by|from|before|after|between|and|through|throughout"
 # Cheap test run on every query: could it name a date at all? Only then is dateparser loaded.
 DATE_HINT = re.compile(rf"\d|\b(?:{_MONTHS}|{_WEEKDAYS}|{_RELATIVE})\b", re.IGNORECASE)
 _SURE = re.compile(rf"\b(?:{_RELATIVE})\b|(?<!\d)(?:{_NUMERIC})(?!\d)", re.IGNORECASE)
 _MONTH = re.compile(rf"\b(?:{_MONTHS})\b", re.IGNORECASE)
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_DAY_FIRST = re.compile(rf"(?<![\d.]){_DOTTED}(?![\d.])")
 _LEADS = re.compile(rf"^(?:{_PREPOSITION})\b", re.IGNORECASE)
 _LED = re.compile(rf"\b(?:{_PREPOSITION})\s*$", re.IGNORECASE)
+# Words in double quotes are a name as written ("11/22/63", the novel), never a date.
+_QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
 # Two finds with only this between them are one date that dateparser split ("1 August" "2023").
 _JOIN = re.compile(r"^[\s,]*(?:of\s+)?$", re.IGNORECASE)
 
@@ -158,9 +168,11 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
         "PREFER_DAY_OF_MONTH": "first",
     }
     parser = DateDataParser(languages=["en"], settings=settings)
+    day_first = DateDataParser(languages=["en"], settings={**settings, "DATE_ORDER": "DMY"})
     spans: list[tuple[int, int]] = []
+    unquoted = _QUOTED.sub(lambda match: " " * len(match.group()), query)  # same offsets, no quoted words
     for low, high in regions(query):
-        part, cursor = query[low:high], 0
+        part, cursor = unquoted[low:high], 0
         for phrase, _ in search_dates(part, languages=["en"], settings=settings) or []:
             start = part.find(phrase, cursor)
             if start < 0:
@@ -174,7 +186,8 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
         for start, end in [whole] if len(group) == 1 else [whole, *group]:
             phrase = query[start:end]
             before = query[max(0, start - REACH):start]
-            data = parser.get_date_data(phrase) if is_date_phrase(phrase, before) else None
+            reader = day_first if _DAY_FIRST.search(phrase) else parser
+            data = reader.get_date_data(phrase) if is_date_phrase(phrase, before) else None
             if data is not None and data.date_obj is not None:
                 kind: Period = data.period if data.period in ("week", "month", "year") else "day"
                 found.append((start, end, data.date_obj.date(), kind))

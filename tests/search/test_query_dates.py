@@ -191,3 +191,13 @@ def test_a_date_beside_a_quoted_title_is_still_read() -> None:
     dated = read('reading "11/22/63" on 1 May 2023', TODAY)
     assert dated.text == 'reading "11/22/63"'
     assert dated.period == Window(d("2023-05-01"), d("2023-05-01"))
+
+
+@pytest.mark.parametrize(
+    "query", ["Did Elise spend her day on 7 Jan 2024 alone?", "What was she watching shortly before 7 Jan 2024?"]
+)
+def test_a_day_number_before_a_month_is_part_of_the_date(query: str) -> None:
+    # dateparser finds only "Jan" and "2024" here, which alone would open the whole month.
+    dated = read(query, TODAY)
+    assert dated.period == Window(d("2024-01-07"), d("2024-01-07"))
+    assert "7" not in dated.text.split()

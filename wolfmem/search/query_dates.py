@@ -62,6 +62,7 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _DAY_FIRST = re.compile(rf"(?<![\d.]){_DOTTED}(?![\d.])")
 _LEADS = re.compile(rf"^(?:{_PREPOSITION})\b", re.IGNORECASE)
 _LED = re.compile(rf"\b(?:{_PREPOSITION})\s*$", re.IGNORECASE)
+_DAY_BEFORE = re.compile(r"(?<![\d.:/])\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?$", re.IGNORECASE)
 # Words in double quotes are a name as written ("11/22/63", the novel), never a date.
 _QUOTED = re.compile(r'"[^"]*"|\u201c[^\u201d]*\u201d')
 # Two finds with only this between them are one date that dateparser split ("1 August" "2023").
@@ -182,8 +183,11 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
     found: list[tuple[int, int, date, Period]] = []
     for group in _groups(query, spans):
         whole = (group[0][0], group[-1][1])
+        # A day number just before a month dateparser left out is part of the date ("her day on 7 Jan 2024").
+        lead = _DAY_BEFORE.search(query, max(0, whole[0] - REACH), whole[0]) if _MONTH.match(query, whole[0]) else None
+        wholes = [(lead.start(), whole[1]), whole] if lead else [whole]
         # Read a split date whole ("1 August 2023"); if that fails, its parts one by one.
-        for start, end in [whole] if len(group) == 1 else [whole, *group]:
+        for start, end in wholes if len(group) == 1 else [*wholes, *group]:
             phrase = query[start:end]
             before = query[max(0, start - REACH):start]
             reader = day_first if _DAY_FIRST.search(phrase) else parser
@@ -191,7 +195,7 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
             if data is not None and data.date_obj is not None:
                 kind: Period = data.period if data.period in ("week", "month", "year") else "day"
                 found.append((start, end, data.date_obj.date(), kind))
-                if (start, end) == whole:
+                if (start, end) in wholes:
                     break
     return found
 

@@ -140,6 +140,7 @@ def test_log_is_searchable_and_episode_hits_show_their_day(memory: Memory) -> No
         ("memory_search", {"query": "x", "limit": "5"}, "limit must be an integer"),
         ("memory_search", {"query": "x", "limit": 0}, "less than the minimum"),
         ("memory_search", {"query": "x", "sources": ["web"]}, "sources[0] must be one of knowledge, episodes"),
+        ("memory_search", {"query": "x", "sources": []}, "sources is empty"),
         ("memory_search", {"query": "   "}, "query is empty"),
         ("memory_search", {"query": "x", "after": "2026-02-30"}, "not a real date"),
         ("memory_search", {"queries": ["a b", "c d"], "after": "2026-02-30"},

@@ -434,6 +434,9 @@ def test_punctuation_and_stop_word_queries_get_a_clear_error(stocked: Memory, qu
         ({"after": "2026-12-01", "before": "2026-01-01"}, "later than"),
         ({"sources": ["web"]}, "unknown source"),
         ({"sources": [None]}, "unknown source"),
+        # An empty list named no source: it used to lift the filter, so archived facts came back.
+        ({"sources": []}, "sources is empty"),
+        ({"sources": ()}, "sources is empty"),
         ({"limit": "5"}, "limit"),
         ({"limit": True}, "limit"),
         ({"limit": 0}, "limit"),

@@ -421,6 +421,21 @@ def test_log_with_nothing_to_say_is_misuse_and_writes_nothing(tmp_path: Path) ->
     assert episode_bullets(vault) == []
 
 
+@pytest.mark.parametrize("io_encoding", ["utf-8:strict", "utf-8:surrogateescape"],
+                         ids=["strict-stdin-as-on-macos", "c-locale-stdin"])
+def test_log_from_stdin_that_is_not_utf8_is_misuse_naming_the_byte(tmp_path: Path, io_encoding: str) -> None:
+    vault = tmp_path / "vault"
+    ok("init", "--vault", str(vault))
+    result = subprocess.run([sys.executable, "-m", "wolfmem", "log", "-", "--vault", str(vault)], cwd=REPO,
+                            input="Tagged v2.1\nCaf\xe9 opened\n".encode("latin-1"), capture_output=True,
+                            env={**os.environ, "PYTHONIOENCODING": io_encoding})
+    stderr = result.stderr.decode()
+    # A strict stdin raised UnicodeDecodeError through the command: a traceback and exit 1.
+    assert result.returncode == 2 and "Traceback" not in stderr, stderr
+    assert stderr == "wolfmem: stdin is not UTF-8 text (byte 0xe9 on line 2); convert it to UTF-8 first\n"
+    assert episode_bullets(vault) == []
+
+
 # -- conventions: version, help, completion ------------------------------------------------------
 def test_version_matches_the_installed_distribution() -> None:
     from importlib.metadata import version

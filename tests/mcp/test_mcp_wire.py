@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -108,3 +109,34 @@ def test_a_well_formed_call_after_the_noise_is_answered(server: RawServer) -> No
 def test_screen_passes_what_the_sdk_reads_unchanged(line: str, passes: bool) -> None:
     screened = screen(line)
     assert (screened.line == line) is passes and (screened.line is None) is not passes
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "says"),
+    [
+        # Some clients send the arguments as a JSON string, as OpenAI function calling does.
+        ("tools/call", {"name": "memory_search", "arguments": '{"query": "Sarah"}'},
+         "arguments: Input should be a valid dictionary"),
+        ("tools/call", {"arguments": {}}, "name: Field required"),
+        ("resources/read", {"name": "map"}, "uri: Field required"),
+        ("resources/read", None, "params: Field required"),
+        ("prompts/get", {"name": "recall", "arguments": {"question": 5}},
+         "arguments.question: Input should be a valid string"),
+        ("logging/setLevel", {"level": "verbose"}, "level: Input should be"),
+    ],
+)
+def test_params_the_sdk_refuses_are_explained(server: RawServer, method: str, params: dict | None,
+                                              says: str) -> None:
+    # The SDK answered each with a bare "Invalid request parameters", data "": nothing to fix by.
+    error = server.request(method, params, id=40)["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith("Invalid request parameters: ") and says in error["message"], error
+
+
+def test_a_request_before_initialize_says_to_initialize_first(tmp_path: Path) -> None:
+    Memory(tmp_path / "vault", Config(state_dir=str(tmp_path / "state"))).close()
+    with spawn_raw(tmp_path / "vault", tmp_path / "state", tmp_path / "server.err", initialize=False) as raw:
+        error = raw.request("tools/list", id=1)["error"]
+        assert error["code"] == -32602 and "send initialize first" in error["message"], error
+        assert raw.request("ping", id=2)["result"] == {}  # ping is allowed before the handshake
+    assert "Traceback" not in raw.log()

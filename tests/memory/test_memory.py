@@ -209,6 +209,17 @@ def test_get_section_anchor(seeded: Memory) -> None:
     assert seeded.get("knowledge/people.md#Tom").text.startswith("## Tom\n")
 
 
+def test_a_note_with_a_hash_in_its_name_is_read_by_the_refs_search_hands_out(memory: Memory) -> None:
+    # `knowledge/c#.md#L4` was split at its first '#': get read "knowledge/c", "not a markdown note".
+    write(memory, "knowledge/c#.md", "# C sharp\n\n## C# tips\n- Async streams arrived in C# 8.\n"
+                                     "- Records arrived in C# 9.\n")
+    hit = memory.search("async streams")[0]
+    assert hit.ref == "file:knowledge/c#.md#L4"
+    assert memory.get(hit.ref).text == "- Async streams arrived in C# 8.\n"
+    assert memory.get("knowledge/c#.md#C# tips").text.startswith("## C# tips\n")
+    assert memory.get("file:knowledge/c#.md").path == "knowledge/c#.md"
+
+
 @pytest.mark.parametrize(
     ("ref", "error"),
     [

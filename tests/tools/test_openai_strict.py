@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -43,6 +44,34 @@ def test_every_tool_is_strict_and_a_fixed_point_of_the_openai_strict_conversion(
         assert "minLength" not in json.dumps(parameters) and "maxLength" not in json.dumps(parameters)
     with pytest.raises(ValueError, match="memory_search` is not strict"):
         validate_input_tools(openai_tools(strict=False))
+
+
+# The keywords OpenAI's strict mode takes (its Structured Outputs "supported schemas"); any other
+# (default, minLength, format, oneOf, allOf, uniqueItems, patternProperties, ...) fails the request.
+STRICT_KEYWORDS = {"type", "description", "properties", "required", "additionalProperties", "items", "anyOf",
+                   "enum", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                   "multipleOf", "minItems", "maxItems"}
+
+
+def _subschemas(schema: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """`schema` and every schema inside it (property maps and lists walked through, not yielded)."""
+    yield schema
+    for key, value in schema.items():
+        children = value.values() if key == "properties" else value if isinstance(value, list) else [value]
+        for child in children:
+            if isinstance(child, dict):
+                yield from _subschemas(child)
+
+
+@pytest.mark.parametrize("tool", openai_tools(), ids=lambda tool: tool["function"]["name"])
+def test_every_subschema_uses_only_what_strict_mode_takes(tool: dict[str, Any]) -> None:
+    parameters = tool["function"]["parameters"]
+    assert parameters["type"] == "object" and "anyOf" not in parameters  # the root must be a plain object
+    for subschema in _subschemas(parameters):
+        assert set(subschema) <= STRICT_KEYWORDS, set(subschema) - STRICT_KEYWORDS
+        if subschema.get("type") == "object":
+            assert subschema["additionalProperties"] is False
+            assert subschema["required"] == list(subschema["properties"])
 
 
 def test_the_limits_strict_mode_drops_are_said_in_words_and_still_enforced(memory: Memory) -> None:

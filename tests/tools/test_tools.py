@@ -138,8 +138,13 @@ def test_log_is_searchable_and_episode_hits_show_their_day(memory: Memory) -> No
         ("memory_search", "[1, 2]", "arguments must be a JSON object"),
         ("memory_search", {"query": "x", "queries": ["y"]}, "exactly one of query"),
         ("memory_search", {"query": "x", "limit": "5"}, "limit must be an integer"),
-        ("memory_search", {"query": "x", "limit": 0}, "less than the minimum"),
+        ("memory_search", {"query": "x", "limit": 0}, "limit must be at least 1, not 0."),
+        # 1e308 is an integral float: the error quoted it as a 309-digit integer.
+        ("memory_search", {"query": "x", "limit": 1e308}, "limit must be at most 50, not 1e+308."),
+        ("memory_search", {"query": "x", "limit": 10**400}, "limit must be at most 50, not 100"),
+        ("memory_search", {"query": "x", "limit": 10**400}, "00000…. Example"),  # quoted cut short
         ("memory_search", {"query": "x", "sources": ["web"]}, "sources[0] must be one of knowledge, episodes"),
+        ("memory_search", {"query": "x", "sources": []}, "sources is empty"),
         ("memory_search", {"query": "   "}, "query is empty"),
         ("memory_search", {"query": "x", "after": "2026-02-30"}, "not a real date"),
         ("memory_search", {"queries": ["a b", "c d"], "after": "2026-02-30"},

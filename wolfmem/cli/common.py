@@ -32,6 +32,16 @@ def fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+def stdin_text() -> str:
+    """All of stdin as text, read as UTF-8 whatever the locale; bytes that are not UTF-8 are misuse (exit 2)."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        fail(f"stdin is not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); convert it to UTF-8 first", 2)
+
+
 @contextmanager
 def errors() -> Iterator[None]:
     """The one place CLI errors are translated: misuse exits 2, a failed operation exits 1.

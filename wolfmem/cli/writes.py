@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +14,7 @@ from wolfmem.cli.common import (
     fail,
     open_memory,
     print_json,
+    stdin_text,
 )
 from wolfmem.cli.names import full_ref
 
@@ -80,7 +80,7 @@ def log(
 def _bullets(words: list[str], options: list[str]) -> list[str]:
     """The shell splits `log Deployed to staging` into words; they are one bullet, not three."""
     if words == ["-"]:
-        lines = [line for line in sys.stdin.read().splitlines() if line.strip()]
+        lines = [line for line in stdin_text().splitlines() if line.strip()]
     else:
         lines = [" ".join(words)] if words else []
     lines += options

@@ -26,6 +26,7 @@ from wolfmem.cancellation import Cancelled, cancellable, reporting
 from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
+from wolfmem.mcp.explain import explain_refusals
 from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
 from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
@@ -155,6 +156,7 @@ def build_server(memory: Memory, link: ClientLink | None = None) -> Server[Any]:
             on_get_prompt=get_prompt,
             on_set_logging_level=set_level,
         )
+    server.middleware.append(explain_refusals)
     server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
     server.add_notification_handler("notifications/cancelled", types.CancelledNotificationParams, cancelled)
     return server

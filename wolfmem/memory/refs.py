@@ -18,6 +18,7 @@ MAX_CHARS = 40_000
 MAX_SECTION_SCAN_CHARS = 2_000_000
 _LINE_RANGE = re.compile(r"^L([0-9]+)(?:-L?([0-9]+))?$", re.IGNORECASE)
 _SCHEME = re.compile(r"^file:\s*", re.IGNORECASE)
+_MARKDOWN_PATH = re.compile(r"(.*?\.md)(?:#(.*))?\Z", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def split_ref(ref: str) -> tuple[str, str]:
     ref = _SCHEME.sub("", ref.strip(), count=1)
     while ref.startswith("./"):
         ref = ref[2:]
-    path, _, anchor = ref.partition("#")
+    # A note may have '#' in its name (knowledge/c#.md): the anchor starts after the first ".md#".
+    named = _MARKDOWN_PATH.match(ref)
+    path, anchor = (named.group(1), named.group(2) or "") if named else ref.partition("#")[::2]
     if not path:
         raise UsageError(f"ref {ref!r} names no file — e.g. 'file:knowledge/people.md#L12'")
     return path, anchor.strip()

@@ -51,6 +51,10 @@ def parse_sources(sources: str | Iterable[str] | None) -> tuple[str, ...]:
         chosen = list(sources)
     else:
         raise UsageError(f"sources must be a name or a list of names from: {', '.join(SOURCES)}")
+    if not chosen:
+        # An empty filter would search everything, archive included: never what "only these" means.
+        raise UsageError(f"sources is empty: name one or more of {', '.join(SOURCES)}, "
+                         "or leave it out for knowledge and episodes")
     bad = [source for source in chosen if source not in SOURCES]
     if bad:
         raise UsageError(f"unknown source(s) {', '.join(map(shown, bad))}; use any of: {', '.join(SOURCES)}")

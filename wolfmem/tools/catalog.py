@@ -108,7 +108,7 @@ TOOLS: tuple[Tool, ...] = (
                             "minItems": 1, "maxItems": MAX_QUERIES,
                             "description": f"Instead of query: up to {MAX_QUERIES} phrasings searched at once, "
                                            "results grouped per phrasing."},
-                "sources": {"type": "array", "items": {"type": "string", "enum": list(SOURCES)},
+                "sources": {"type": "array", "items": {"type": "string", "enum": list(SOURCES)}, "minItems": 1,
                             "description": "Only these sources: knowledge (curated facts), episodes (session "
                                            "logs), consolidated (curation logs, digests, audits), archive "
                                            "(forgotten and superseded facts, for memory_restore). "

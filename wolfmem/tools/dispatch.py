@@ -119,8 +119,8 @@ def _forgive(tool: Tool, args: dict[str, Any]) -> dict[str, Any]:
             if isinstance(args.get(key), str):
                 args[key] = args[key].strip()
         limit = args.get("limit")
-        if isinstance(limit, float) and limit.is_integer():
-            args["limit"] = int(limit)  # JSON Schema already counts 5.0 as an integer
+        if isinstance(limit, float) and limit.is_integer() and abs(limit) <= 2**53:
+            args["limit"] = int(limit)  # JSON Schema already counts 5.0 as an integer (1e308 stays as sent)
     return args
 
 
@@ -151,6 +151,9 @@ def _describe(error: ValidationError, tool: Tool) -> str:
         return limits.BY_ARGUMENT[name].message(len(error.instance), where)
     if error.validator == "maxItems":
         return f"{where} has {len(error.instance)} items; at most {error.validator_value} are allowed"
+    if error.validator in ("minimum", "maximum"):
+        bound = "at least" if error.validator == "minimum" else "at most"
+        return f"{where} must be {bound} {error.validator_value}, not {shown(error.instance)}"
     if error.validator == "pattern":
         return f"{where} must be a date like 2026-11-29, not {shown(error.instance)}"
     return f"{where or 'arguments'}: {error.message}"

@@ -125,6 +125,10 @@ SECTION_CHANGES = {
     "a setext heading": PEOPLE.replace("## Tom\n", "Tom\n---\n"),
     "a line moved to another section": PEOPLE.replace("- Plays chess on Sundays.\n", "").replace(
         "- Likes hiking in the Alps.\n", "- Likes hiking in the Alps.\n- Plays chess on Sundays.\n"),
+    # One heading growing to name another section's person as well: both people's facts read as shared.
+    "a heading renamed to name another person too": PEOPLE.replace("## Tom", "## Tom and Sarah"),
+    "a line moved into a section renamed for both": PEOPLE.replace("## Tom\n- Plays chess on Sundays.\n", "## Tom\n")
+    .replace("## Sarah (Manager)\n", "## Sarah and Tom\n- Plays chess on Sundays.\n"),
 }
 
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from wolfmem.core import markdown
 from wolfmem.core.compare import Relation, backs, carries, duplicates, fact_words, relate, same_subject
 from wolfmem.core.credentials import find_secret
+from wolfmem.core.entities import entity_key
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.reading import read
 from wolfmem.core.untrusted import quote_untrusted
@@ -119,6 +120,8 @@ class _Explainer:
         for fact in new.facts:
             self.sections[text_key(fact.text)].append(fact.section)
         self._evidence: WordIndex[str] | None = None
+        self._entities: set[Subject] | None = None  # each heading's entity, once a move asks
+        self._joins: dict[Subject, bool] = {}
 
     def subject(self, section: str, text: str) -> Subject:
         """Whom a line under `section` speaks of, against every heading known."""
@@ -142,12 +145,22 @@ class _Explainer:
             return (f"moves the hand-written line {_quote(fact.text)} from '## {fact.section}' to '## {section}'; "
                     "a line a person wrote never changes section by curation")
         after, before = self.subject(section, fact.text), self.subject(fact.section, fact.text)
-        # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more.
-        named = bool(before and after) and (before <= after or after <= before)
+        # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more,
+        # but not another heading's entity too ("## Sarah" into "## Sarah and Tom" beside "## Tom").
+        named = bool(before and after) and (before <= after or after <= before) and not self.joins_another(
+            before ^ after)
         if named or after == before or self.supported(fact.text, after):
             return None
         return (f"moves {_quote(fact.text)} from '## {fact.section}' to '## {section}', another subject, "
                 "and nothing said since the last run backs it")
+
+    def joins_another(self, extra: Subject) -> bool:
+        """Whether `extra`, the words one heading names beyond the other, name another heading's entity."""
+        if extra not in self._joins:
+            if self._entities is None:
+                self._entities = {key for key in map(entity_key, self.subjects.headings) if key}
+            self._joins[extra] = any(key <= extra for key in self._entities)
+        return self._joins[extra]
 
     def into_subject(self, into: str, who: Subject) -> bool:
         """Whether the rewrite holds `into` in a section where it speaks of `who`."""

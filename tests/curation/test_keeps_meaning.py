@@ -74,6 +74,17 @@ def test_words_added_around_a_line_that_reverse_it_are_not_carried(before, after
     assert refused(check(PEOPLE.replace(before, after)))
 
 
+@pytest.mark.parametrize("after", [
+    "- ❌ Runs the data team.", "- Runs the data team ✗", "- 🚫 Runs the data team.", "- ¬ Runs the data team.",
+    "- Runs the data team?", "- ~Runs the data team.",
+])
+def test_a_mark_that_may_reverse_a_line_is_not_a_rewording(after):
+    # The words are all there, so the line "carries" the old one; the added mark may say "no" or "maybe".
+    new = PEOPLE.replace("- Runs the data team.", after)
+    assert refused(check(new))
+    assert refused(check(new, [change("merged", ["- Runs the data team."], after, "tidy")]))
+
+
 def test_a_rewording_that_says_the_same_is_accepted_and_listed():
     verdict = check(PEOPLE.replace("- Prefers green tea.", "- prefers green tea"))
     assert verdict.ok, verdict.reasons

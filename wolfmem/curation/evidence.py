@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from wolfmem.core import markdown
 from wolfmem.core.compare import Relation, backs, carries, duplicates, fact_words, relate, same_subject
 from wolfmem.core.credentials import find_secret
-from wolfmem.core.entities import entity_key
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.reading import read
 from wolfmem.core.untrusted import quote_untrusted
@@ -43,7 +42,16 @@ from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.markup import MAX_REASONS
-from wolfmem.curation.meaning import Subject, Subjects, about, novel_values, recharactered, supports, text_key
+from wolfmem.curation.meaning import (
+    Subject,
+    Subjects,
+    about,
+    added_marks,
+    novel_values,
+    recharactered,
+    supports,
+    text_key,
+)
 from wolfmem.storage.archive import Reason
 
 PROTECTION_DAYS = 30
@@ -120,8 +128,6 @@ class _Explainer:
         for fact in new.facts:
             self.sections[text_key(fact.text)].append(fact.section)
         self._evidence: WordIndex[str] | None = None
-        self._entities: set[Subject] | None = None  # each heading's entity, once a move asks
-        self._joins: dict[Subject, bool] = {}
 
     def subject(self, section: str, text: str) -> Subject:
         """Whom a line under `section` speaks of, against every heading known."""
@@ -147,20 +153,12 @@ class _Explainer:
         after, before = self.subject(section, fact.text), self.subject(fact.section, fact.text)
         # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more,
         # but not another heading's entity too ("## Sarah" into "## Sarah and Tom" beside "## Tom").
-        named = bool(before and after) and (before <= after or after <= before) and not self.joins_another(
+        named = bool(before and after) and (before <= after or after <= before) and not self.subjects.names_another(
             before ^ after)
         if named or after == before or self.supported(fact.text, after):
             return None
         return (f"moves {_quote(fact.text)} from '## {fact.section}' to '## {section}', another subject, "
                 "and nothing said since the last run backs it")
-
-    def joins_another(self, extra: Subject) -> bool:
-        """Whether `extra`, the words one heading names beyond the other, name another heading's entity."""
-        if extra not in self._joins:
-            if self._entities is None:
-                self._entities = {key for key in map(entity_key, self.subjects.headings) if key}
-            self._joins[extra] = any(key <= extra for key in self._entities)
-        return self._joins[extra]
 
     def into_subject(self, into: str, who: Subject) -> bool:
         """Whether the rewrite holds `into` in a section where it speaks of `who`."""
@@ -318,6 +316,9 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
             if invented and not explain.supported(fact.text, who):
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
+            elif marks := added_marks(fact.text, merged_from):
+                reasons.append(f"merges into {_quote(fact.text)}, which adds {marks!r}, a mark no line it replaces "
+                               "had: it may say 'no' or 'maybe'")
             continue
         moved_in = incoming.candidates(fact_words(fact.text))
         if any(carries(fact.text, text) and explain.subject(section, text) == who for text, section in moved_in):

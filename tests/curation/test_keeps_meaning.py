@@ -199,7 +199,16 @@ MARKUP = {
     "zero-width character": PEOPLE.replace("- Prefers green tea.", "- Prefers green\u200b tea."),
     "local file link": PEOPLE.replace("- Runs the data team.", "- Runs the [data team](../../.ssh/id_rsa)."),
     "HTML comment": PEOPLE.replace("- Runs the data team.", "- Runs the data team. <!-- and is leaving -->"),
+    "task box": PEOPLE.replace("- Runs the data team.", "- [x] Runs the data team."),
 }
+
+
+@pytest.mark.parametrize(("before", "after"), [("- [ ] Renew the passport.", "- [x] Renew the passport."),
+                                               ("- [X] Renew the passport.", "- [ ] Renew the passport.")])
+def test_a_task_box_a_person_wrote_is_never_ticked_or_cleared(before, after):
+    # The box is markup, not the fact's text, so the line reads "the same": but its tick says done or not.
+    old = PEOPLE.replace("- Runs the data team.", f"- Runs the data team.\n{before}")
+    assert refused(check(old.replace(before, after), old=old), old)
 
 
 @pytest.mark.parametrize("name", MARKUP)

@@ -56,8 +56,8 @@ REFUSED_FACTS = [
     pytest.param("- [ ] ", "empty", id="empty-task"),
     pytest.param("x" * 301, "301 characters", id="301-chars"),
     pytest.param("Sarah \u202egnp.exe\u202c is the attachment.", "text-direction", id="bidi-override"),
-    pytest.param("---", "markdown structure", id="thematic-break"),
-    pytest.param("***", "markdown structure", id="stars-break"),
+    pytest.param("---", "no words", id="thematic-break"),  # refused before its markdown is read
+    pytest.param("***", "no words", id="stars-break"),
     pytest.param("> quoted text is here", "markdown structure", id="blockquote"),
     pytest.param("<script>alert(1)</script>", "markdown structure", id="script-html-block"),
     pytest.param("<!-- hidden comment -->", "markdown structure", id="html-comment"),
@@ -571,6 +571,7 @@ def test_episode_headlines_and_bullets_stay_one_line_of_text(memory: Memory, vau
     [
         (["save", "bad \udcff byte in a fact"], 2, "not valid Unicode"),
         (["save", "   "], 2, "fact is empty"),
+        (["save", "\U0001f389\U0001f389"], 2, "no words"),
         (["save", "Fine fact about zsh.", "--topic", "a\x07b"], 2, "control character"),
         (["get", "knowledge/../../etc/passwd"], 2, "outside the vault"),
         (["get", "\udcff.md"], 2, "not valid Unicode"),

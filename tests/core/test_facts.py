@@ -67,6 +67,12 @@ CLEAN_REFUSED: list[tuple[str, str]] = [
     ("Done! Next step?", "2 sentences"),
     ("One. Two. Three.", "3 sentences"),
     ('He said "Hi." Then he left.', "2 sentences"),
+    # Nothing a person could read as a claim: no letter, no digit.
+    ("!!!", "no words"),
+    ("\U0001f600", "no words"),
+    ("\u0301\u0301", "no words"),  # combining marks with nothing to combine with
+    ("()", "no words"),
+    ("\\", "no words"),
 ]
 
 

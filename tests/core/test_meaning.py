@@ -52,6 +52,7 @@ def test_saving_a_meaning_change_writes_it_and_names_the_line(memory: Memory, ol
         ("Likes tea and coffee", "Likes coffee and tea"),
         ("Sarah gave up sugar", "Sarah gave sugar up"),
         ("The cron job for cleanup runs at 02:00", "The cleanup cron job runs at 02:00"),
+        ("Tom's manager is Sarah", "The manager of Tom is Sarah"),
     ],
 )
 def test_paraphrases_that_keep_every_role_stay_duplicates(old: str, new: str) -> None:
@@ -67,6 +68,12 @@ def test_paraphrases_that_keep_every_role_stay_duplicates(old: str, new: str) ->
         ("The frontend waits for the backend", "The backend waits for the frontend"),
         ("The team of Sarah owns billing", "The team of billing owns Sarah"),
         ("Likes tea and the cake", "Likes the cake"),
+        # The names keep their order, but the noun moves from one to the other across "is".
+        ("Tom's manager is Sarah", "Tom is Sarah's manager"),
+        ("The manager of Tom is Sarah", "Tom is Sarah's manager"),
+        ("Ana's mentor is Priya", "Ana is the mentor of Priya"),
+        ("The CTO's assistant is Maya", "The CTO is Maya's assistant"),  # a noun after "is", not a verb
+        ("The CTO's lead is Maya", "The CTO is Maya's lead"),
     ],
 )
 def test_the_paraphrase_moves_do_not_swap_roles(old: str, new: str) -> None:

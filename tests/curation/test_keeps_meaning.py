@@ -74,6 +74,17 @@ def test_words_added_around_a_line_that_reverse_it_are_not_carried(before, after
     assert refused(check(PEOPLE.replace(before, after)))
 
 
+@pytest.mark.parametrize("after", [
+    "- ❌ Runs the data team.", "- Runs the data team ✗", "- 🚫 Runs the data team.", "- ¬ Runs the data team.",
+    "- Runs the data team?", "- ~Runs the data team.",
+])
+def test_a_mark_that_may_reverse_a_line_is_not_a_rewording(after):
+    # The words are all there, so the line "carries" the old one; the added mark may say "no" or "maybe".
+    new = PEOPLE.replace("- Runs the data team.", after)
+    assert refused(check(new))
+    assert refused(check(new, [change("merged", ["- Runs the data team."], after, "tidy")]))
+
+
 def test_a_rewording_that_says_the_same_is_accepted_and_listed():
     verdict = check(PEOPLE.replace("- Prefers green tea.", "- prefers green tea"))
     assert verdict.ok, verdict.reasons
@@ -125,6 +136,10 @@ SECTION_CHANGES = {
     "a setext heading": PEOPLE.replace("## Tom\n", "Tom\n---\n"),
     "a line moved to another section": PEOPLE.replace("- Plays chess on Sundays.\n", "").replace(
         "- Likes hiking in the Alps.\n", "- Likes hiking in the Alps.\n- Plays chess on Sundays.\n"),
+    # One heading growing to name another section's person as well: both people's facts read as shared.
+    "a heading renamed to name another person too": PEOPLE.replace("## Tom", "## Tom and Sarah"),
+    "a line moved into a section renamed for both": PEOPLE.replace("## Tom\n- Plays chess on Sundays.\n", "## Tom\n")
+    .replace("## Sarah (Manager)\n", "## Sarah and Tom\n- Plays chess on Sundays.\n"),
 }
 
 
@@ -184,7 +199,16 @@ MARKUP = {
     "zero-width character": PEOPLE.replace("- Prefers green tea.", "- Prefers green\u200b tea."),
     "local file link": PEOPLE.replace("- Runs the data team.", "- Runs the [data team](../../.ssh/id_rsa)."),
     "HTML comment": PEOPLE.replace("- Runs the data team.", "- Runs the data team. <!-- and is leaving -->"),
+    "task box": PEOPLE.replace("- Runs the data team.", "- [x] Runs the data team."),
 }
+
+
+@pytest.mark.parametrize(("before", "after"), [("- [ ] Renew the passport.", "- [x] Renew the passport."),
+                                               ("- [X] Renew the passport.", "- [ ] Renew the passport.")])
+def test_a_task_box_a_person_wrote_is_never_ticked_or_cleared(before, after):
+    # The box is markup, not the fact's text, so the line reads "the same": but its tick says done or not.
+    old = PEOPLE.replace("- Runs the data team.", f"- Runs the data team.\n{before}")
+    assert refused(check(old.replace(before, after), old=old), old)
 
 
 @pytest.mark.parametrize("name", MARKUP)

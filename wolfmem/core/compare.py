@@ -140,7 +140,10 @@ def _role_keys(reading: Reading, other: Reading) -> tuple[list[str], set[int]]:
                 folded.add(k)
         keys.append(SYNONYMS.get(key, key))
     # "Jin is the mobile team lead": the last noun of a compound after "is" reads as the verb the
-    # other fact has ("Jin leads the mobile team"), as an agent noun does.
+    # other fact has ("Jin leads the mobile team"), as an agent noun does; not when the other fact has
+    # an "is" too, where the word is a noun ("The CTO's assistant is Maya" / "The CTO is Maya's assistant").
+    if any(item.key == fact_roles.PIVOT for item in other.roles.items):
+        return keys, folded
     items = reading.roles.items
     order = sorted(range(len(items)), key=lambda k: items[k].place)
     start = 0  # where the current run begins in `order`

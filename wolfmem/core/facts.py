@@ -108,6 +108,8 @@ def clean_fact(raw: str) -> str:
     fact = LIST_MARKER.sub("", unicodedata.normalize("NFC", raw).strip(), count=1).strip()
     if is_blank(fact):
         raise InvalidFact("fact is empty — pass one sentence such as 'Sarah prefers tea'")
+    if not any(unicodedata.category(ch)[0] in "LN" for ch in fact):
+        raise InvalidFact(f"fact {fact!r} has no words, only marks — pass one sentence such as 'Sarah prefers tea'")
     problem = text_problem(fact)
     if problem == "spans several lines":
         raise InvalidFact(

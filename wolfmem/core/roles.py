@@ -252,8 +252,11 @@ def _matched(a: Sequence[str], b: Sequence[str]) -> int | None:
 
 def _sequence(
     s: Structure, keys: Sequence[str], claimed: set[int], folded: set[int], names: set[int]
-) -> tuple[object, ...]:
-    """The content words outside bound phrases in reading order: lists unordered, "X is Y" either way round."""
+) -> tuple[tuple[object, ...], frozenset[object] | None]:
+    """The content words outside bound phrases in reading order: lists unordered, "X is Y" either way round.
+
+    With a name (or other value) either side of one "is", also each side's words with its values.
+    """
     place = {k: item.place for k, item in enumerate(s.items)}
     run_start: dict[int, float] = {}
     for item in s.items:
@@ -270,10 +273,13 @@ def _sequence(
         if before >= 0 and bisect.bisect_left(words, start) == bisect.bisect_right(words, pivots[before][0]):
             dropped.add(pivots[before][1])
     out: list[object] = []
+    sided: list[tuple[int, str]] = []  # each unbound value with how many words came before it
     after_value = False  # "Vim and tmux": a list of a name and a word, whose order the value rule reads
     for k in sorted(range(len(s.items)), key=lambda j: (place[j], j)):
         item = s.items[k]
         if item.value or k in names:
+            if k not in claimed:
+                sided.append((len(out), keys[k].partition(":")[2] or keys[k]))
             after_value = True
             continue
         if k in claimed or k in dropped:
@@ -287,10 +293,15 @@ def _sequence(
     if out.count(PIVOT) == 1:
         cut = out.index(PIVOT)
         left, right = tuple(out[:cut]), tuple(out[cut + 1:])
+        values_left = frozenset(value for n, value in sided if n <= cut)
+        values_right = frozenset(value for n, value in sided if n > cut)
+        # A name either side: which one a word stands with is the claim ("Tom's manager is Sarah" /
+        # "Tom is Sarah's manager"), though the names keep their order.
+        sides = frozenset({(left, values_left), (right, values_right)}) if values_left and values_right else None
         if left and right:
-            return (PIVOT, frozenset({left, right}))
-        return left or right
-    return tuple(word for word in out if word != PIVOT)
+            return (PIVOT, frozenset({left, right})), sides
+        return left or right, sides
+    return tuple(word for word in out if word != PIVOT), None
 
 
 def same_roles(a: Structure, b: Structure, keys_a: Sequence[str], keys_b: Sequence[str],
@@ -323,5 +334,6 @@ def same_roles(a: Structure, b: Structure, keys_a: Sequence[str], keys_b: Sequen
     plain_b = {keys_b[k] for k, item in enumerate(b.items) if not item.value and not item.lead}
     names_a = {k for k, item in enumerate(a.items) if item.lead and keys_a[k] not in plain_b}
     names_b = {k for k, item in enumerate(b.items) if item.lead and keys_b[k] not in plain_a}
-    return (_sequence(a, keys_a, claimed_a, folded_a, names_a)
-            == _sequence(b, keys_b, claimed_b, folded_b, names_b))
+    words_a, sides_a = _sequence(a, keys_a, claimed_a, folded_a, names_a)
+    words_b, sides_b = _sequence(b, keys_b, claimed_b, folded_b, names_b)
+    return words_a == words_b and (sides_a is None or sides_b is None or sides_a == sides_b)

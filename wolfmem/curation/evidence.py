@@ -42,7 +42,16 @@ from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.markup import MAX_REASONS
-from wolfmem.curation.meaning import Subject, Subjects, about, novel_values, recharactered, supports, text_key
+from wolfmem.curation.meaning import (
+    Subject,
+    Subjects,
+    about,
+    added_marks,
+    novel_values,
+    recharactered,
+    supports,
+    text_key,
+)
 from wolfmem.storage.archive import Reason
 
 PROTECTION_DAYS = 30
@@ -142,8 +151,10 @@ class _Explainer:
             return (f"moves the hand-written line {_quote(fact.text)} from '## {fact.section}' to '## {section}'; "
                     "a line a person wrote never changes section by curation")
         after, before = self.subject(section, fact.text), self.subject(fact.section, fact.text)
-        # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more.
-        named = bool(before and after) and (before <= after or after <= before)
+        # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more,
+        # but not another heading's entity too ("## Sarah" into "## Sarah and Tom" beside "## Tom").
+        named = bool(before and after) and (before <= after or after <= before) and not self.subjects.names_another(
+            before ^ after)
         if named or after == before or self.supported(fact.text, after):
             return None
         return (f"moves {_quote(fact.text)} from '## {fact.section}' to '## {section}', another subject, "
@@ -305,6 +316,9 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
             if invented and not explain.supported(fact.text, who):
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
+            elif marks := added_marks(fact.text, merged_from):
+                reasons.append(f"merges into {_quote(fact.text)}, which adds {marks!r}, a mark no line it replaces "
+                               "had: it may say 'no' or 'maybe'")
             continue
         moved_in = incoming.candidates(fact_words(fact.text))
         if any(carries(fact.text, text) and explain.subject(section, text) == who for text, section in moved_in):

@@ -4,6 +4,7 @@ Each rule looks only at lines the rewrite brings in; a line already in the old f
 wrote it that way) is left alone:
 
 * strikethrough (`~~`): a fact crossed out reads as its opposite;
+* a task box (`- [ ]`, `- [x]`) added, ticked or cleared: the fact's text stays, its tick says done or not;
 * images (`![…](…)`): an editor that renders one fetches its URL, and the URL can carry vault text;
 * a URL or address that neither the old file nor the evidence since the last run holds;
 * a link to anything but a web page (a local file, `file:`): it points the reader elsewhere;
@@ -20,6 +21,7 @@ import unicodedata
 from collections.abc import Iterable
 
 _STRIKE = re.compile(r"~~")
+_TASK = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\[[ xX]\](?:\s|$)")
 _IMAGE = re.compile(r"!\[[^\]]*\]\s*[\(\[]")
 _URL = re.compile(r"(?i)\b(?:[a-z][a-z0-9+.-]{1,20}://|www\.|mailto:|file:|data:)[^\s<>)\]]*")
 _LINK_TARGET = re.compile(r"\]\(\s*<?([^)\s>]+)|^\s*\[[^\]]+\]:\s*<?(\S+?)>?\s*$")
@@ -68,6 +70,8 @@ def _line_markup(line: str, known: str) -> str:
         return "an invisible format character (zero-width or similar)"
     if _STRIKE.search(line):
         return "strikethrough ('~~'), which crosses a fact out"
+    if _TASK.match(line):
+        return "a task box ('[ ]' / '[x]'), whose tick says done or not done"
     if _IMAGE.search(line):
         return "an image, whose address an editor fetches"
     if _HTML.search(line):

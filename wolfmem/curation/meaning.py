@@ -49,6 +49,16 @@ class Subjects:
             for part in {part for word in entity_key(heading) for part in _PART.findall(word)}:
                 self._by_part[part].append(heading)
         self._memo: dict[tuple[str, str], Subject] = {}
+        self._entities: set[Subject] | None = None  # each heading's entity, once asked
+        self._names_another: dict[Subject, bool] = {}
+
+    def names_another(self, extra: Subject) -> bool:
+        """Whether `extra` (the words one heading names beyond another) holds some heading's whole entity."""
+        if extra not in self._names_another:
+            if self._entities is None:
+                self._entities = {key for key in map(entity_key, self.headings) if key}
+            self._names_another[extra] = any(key <= extra for key in self._entities)
+        return self._names_another[extra]
 
     def of(self, section: str | None, text: str) -> Subject:
         """Whom `text`, filed under `section` (None: no heading), speaks of."""
@@ -66,6 +76,20 @@ def recharactered(line: str, fact: str) -> str:
     NFKC folds them away for dedup, but they change how the line reads and what search finds.
     """
     added = {c for c in line if unicodedata.normalize("NFKC", c) != c} - set(fact)
+    return "".join(sorted(added))
+
+
+_MARKS = frozenset("?!")
+
+
+def added_marks(line: str, sources: Iterable[str]) -> str:
+    """Symbols and '?' / '!' that `line` has and none of `sources` had ('' if none).
+
+    The words may all be there while a mark reverses or doubts them: "❌ Runs the data team",
+    "¬ likes tea", "Runs the data team?". A merge or rewording may not add one.
+    """
+    held = set().union(*map(set, sources))
+    added = {c for c in line if c in _MARKS or unicodedata.category(c) in ("Sm", "So")} - held
     return "".join(sorted(added))
 
 

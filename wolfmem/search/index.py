@@ -1,7 +1,6 @@
 """The fact-level full-text index: what is written to it and what is read from it.
 
-Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`, `deleting`) and by the
-shared stemmers.
+Whoosh is imported only in `search` (`index`, `folder`, `segments`, `schema`, `scoring`, `deleting`) and the stemmers.
 """
 
 from __future__ import annotations
@@ -240,10 +239,7 @@ class FactIndex:
 
     # -- reading --------------------------------------------------------------
     def analyse(self, text: str) -> list[str]:
-        """The index terms (lower-cased, stop words dropped, stemmed) of a piece of text, in order.
-
-        Each distinct word is analysed once and remembered, as in `terms_in` (a query's words recur).
-        """
+        """The index terms (lower-cased, stop words dropped, stemmed) of a text, in order; each word analysed once."""
         return [term for word in text.split() for term in _word_terms(word)]
 
     def terms_in(self, text: str) -> set[str]:
@@ -358,17 +354,12 @@ class FactIndex:
         return {doc_id: Placed(number, doc_id, path_of(doc_id), lines[doc_id], 0.0)
                 for doc_id, number in ids.live_numbers(list(lines)).items()}
 
-    def holds(self, filters: Filters) -> bool:
-        """Whether any fact passes the filters (their documents are kept for as long as the searcher is current)."""
+    def count(self, filters: Filters = Filters()) -> int:
+        """How many facts pass the filters (all the index holds by default; a filter's documents are kept)."""
         searcher = self._folder.current_searcher()
         with self._folder.reading():
             mask = self._docs(searcher, filter_query(filters))
-        return bool(mask.any()) if mask is not None else self.count() > 0
-
-    def count(self) -> int:
-        """How many facts the index holds."""
-        with self._folder.reading():
-            return self._folder.current_searcher().doc_count()
+            return int(mask.sum()) if mask is not None else searcher.doc_count()
 
     def doc_frequency(self, field: str, term: str) -> int:
         """How many facts hold a term in a field (remembered for as long as the searcher is current)."""

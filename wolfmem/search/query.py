@@ -96,7 +96,7 @@ def run(
     if explicit or dates is None or dates.window is None:
         return _ranked(index, terms, filters, limit)
     inside = _ranked(index, terms, _within(filters, dates.window), limit)
-    if not inside and not index.holds(_within(filters, dates.window)):
+    if not inside and not index.count(_within(filters, dates.window)):
         # Nothing at all was told in the named period: the date is what the facts talk about, not when they
         # were told ("the match in 2017", told in 2024), so it is searched as words, and no day is nearer.
         return _ranked(index, plan(index, " ".join((text, *dates.phrases))), filters, limit)

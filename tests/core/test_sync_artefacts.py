@@ -111,3 +111,11 @@ def test_a_copys_lines_go_to_their_own_section_and_no_section_is_doubled() -> No
     copy = "# P\n\n## Bob\n- b1\n- b2\n\n## Ann\n- a1\n- a2\n\n## Cy\n- c1\n"
     merged = merge_copy(current, copy).text
     assert merged == "# P\n\n## Ann\n- a1\n- a2\n\n## Bob\n- b1\n- b2\n\n## Cy\n- c1\n"
+
+
+@pytest.mark.parametrize(("current", "copy"), [("# P\n- x\n", "\ufeff# P\n- x\n- b1\n"),
+                                               ("\ufeff# P\n- x\n", "# P\n- x\n- b1\n")],
+                         ids=["copy from a machine that wrote a BOM", "file with a BOM, copy without"])
+def test_a_byte_order_mark_on_one_side_adds_no_second_title(current: str, copy: str) -> None:
+    merged = merge_copy(current, copy).text
+    assert merged == current + "- b1\n"  # the file keeps its own start: a BOM only if it had one

@@ -22,6 +22,7 @@ from typing import TypeVar
 from wolfmem.core.markdown import content_lines, newline_of, split_lines
 
 K = TypeVar("K")
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,11 @@ def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _li
     union of both, section by section (as git's merge=union, but a copy's line goes to the end of its own
     `##` section, and a section only the copy has goes to the end of the file). Only a line one side
     holds and `gone(line)` says was removed on purpose (forgotten, removed by hand, merged away by
-    curation: the archive, which every machine syncs) stays out.
+    curation: the archive, which every machine syncs) stays out. A byte-order mark is no part of the first
+    line: the merge starts as the current file does, with one only if it had one.
     """
-    cur, other = _lines(current), _lines(copy)
+    bom = BOM if current.startswith(BOM) else ""
+    cur, other = _lines(current.removeprefix(BOM)), _lines(copy.removeprefix(BOM))
     only_cur = Counter(cur) - Counter(other)
     missing = Counter(other) - Counter(cur)
     out = [line for line in cur if not (line.strip() and only_cur[line] and gone(line) and _take(only_cur, line))]
@@ -106,7 +109,7 @@ def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _li
             while out and not out[-1].strip():
                 out.pop()
             out += ["", headings[key], *lines] if out else [headings[key], *lines]
-    return MergeResult(_join(out, current if current else copy))
+    return MergeResult(bom + _join(out, current if current else copy))
 
 
 _HEADING = re.compile(r"^ {0,3}##(?:[ \t]+(.*?))?[ \t#]*$")

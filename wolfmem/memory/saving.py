@@ -29,6 +29,7 @@ from wolfmem.search import query
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer
 from wolfmem.storage.archive import ArchivedFact
+from wolfmem.storage.history import HAND_EDIT
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
@@ -206,7 +207,18 @@ class Saver:
         if problem is not None:
             raise FileTooLarge(rel, problem)
 
-    def _duplicate(self, path: str, line: int, section: str) -> Receipt:
+    def _duplicate(self, path: str, line: int, section: str, text: str | None = None) -> Receipt:
+        """The receipt of a fact on file at path:line; the line is remembered as affirmed (by text, or as read now).
+
+        The agent counts on that line from now on: an editor that loaded the file before this save and
+        writes it without the line gets it put back once (storage/reconcile.py), as if this save wrote it.
+        """
+        data = self.writer.vault.read_or_empty(path) if text is None else text.encode("utf-8")
+        lines = markdown.split_lines(data.decode("utf-8", "replace"))
+        if 0 < line <= len(lines) and lines[line - 1].strip():
+            self.state.note_affirmed(path, lines[line - 1].rstrip())
+            if self.writer.history.latest(path) is None:  # a file only a person wrote: no version to judge by
+                self.writer.history.note(path, data, HAND_EDIT, self.clock())
         ref = make_ref(path, line)
         return Receipt(
             status="duplicate",
@@ -235,7 +247,7 @@ class Saver:
             for fact in parsed.facts:
                 same = fact_key(fact.text) == key
                 if same and _same_subject(topic, sentence, fact.section, fact.text):  # saved a moment ago
-                    raise _Answered(self._duplicate(rel, fact.line, fact.section))
+                    raise _Answered(self._duplicate(rel, fact.line, fact.section, text))
             heading = self._choose_section(parsed, sentence, topic)
             try:
                 new_text, line = edits.add_fact(

@@ -203,6 +203,11 @@ def kept(rows: Sequence[tuple[int, str]], now: datetime) -> set[int]:
     return keep
 
 
+def thinned(version: Version, now: datetime) -> bool:
+    """Whether `version` may stand for versions thinning dropped: it is older than `RECENT`, where one a day is kept."""
+    return _age(version.at, now) >= RECENT
+
+
 def _last_of_each(rows: Sequence[tuple[int, str]], bucket: Callable[[str], object]) -> set[int]:
     """The newest version of each bucket (rows come newest first)."""
     seen: set[object] = set()

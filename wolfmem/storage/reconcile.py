@@ -35,7 +35,7 @@ from wolfmem.core.merge import choose_base, merge3
 from wolfmem.errors import WolfmemError
 from wolfmem.storage.archive import Archive, ArchivedFact, Reason
 from wolfmem.storage.conflicts import SyncConflicts
-from wolfmem.storage.history import HAND_EDIT, History, Version
+from wolfmem.storage.history import HAND_EDIT, History, Version, thinned
 from wolfmem.storage.locks import TimedOut
 from wolfmem.storage.state import StateStore, line_hash
 from wolfmem.storage.vault import content_hash, source_of
@@ -192,20 +192,19 @@ class Reconciler:
         # An episode log is append-only and wolfmem's: every line of it counts. In a knowledge file only
         # the lines wolfmem composed do (a person's own deletions of their own lines need nothing).
         own = set(content_lines(ours)) if source_of(rel) == "episodes" else self.state.snapshot_lines(rel) or set()
+        affirmed = self.state.take_affirmed(rel) & set(content_lines(ours))  # lines duplicate saves count on
         present = set(content_lines(theirs))
-        if not any(line in own and line not in present for line in content_lines(ours)):
+        if not any(line in own | affirmed and line not in present for line in content_lines(ours)):
             self.history.note(rel, data, HAND_EDIT, self.clock())  # an ordinary edit: every line of ours kept
             return []
         # Only now, with lines of wolfmem's missing, are the kept versions read to find the base.
-        kept = self.history.texts(rel, BASES)
-        versions = [(version.id, text.decode("utf-8", errors="replace")) for version, text in kept]
-        return self._repair(rel, data, theirs, ours, dict(versions), choose_base(theirs, versions), own)
+        kept = [(version, text.decode("utf-8", errors="replace")) for version, text in self.history.texts(rel, BASES)]
+        base_id = choose_base(theirs, [(version.id, text) for version, text in kept])
+        base = _loaded_base(kept, base_id, theirs, own, affirmed, self.clock())
+        return self._repair(rel, data, theirs, ours, base, own)
 
-    def _repair(
-        self, rel: str, data: bytes, theirs: str, ours: str, versions: dict[int, str], base_id: int | None,
-        own: set[str],
-    ) -> list[Repair]:
-        base = versions[base_id] if base_id is not None else ours
+    def _repair(self, rel: str, data: bytes, theirs: str, ours: str, base: str | None, own: set[str]) -> list[Repair]:
+        base = ours if base is None else base
         merged = merge3(base, ours, theirs).text
         # A line put back once and removed again is obeyed only by a write that removes and adds nothing else
         # (theirs is its base less some lines): a stale buffer written again adds the person's new lines,
@@ -260,6 +259,33 @@ class Reconciler:
             Kind.REMOVED_BY_HAND, rel, facts[0].line, facts[-1].line, len(facts), now.isoformat(timespec="seconds"),
             archived=refs[0] if refs else "",
         )
+
+
+def _loaded_base(
+    kept: list[tuple[Version, str]], base_id: int | None, theirs: str, own: set[str], affirmed: set[str],
+    now: datetime,
+) -> str | None:
+    """The chosen base, less what it cannot tell the editor saw: None when there is none.
+
+    A line a save was told is on file (a duplicate) since the last outside write may have been affirmed
+    after the editor loaded the file: left out of the base, it is put back once, as a line that save wrote.
+    A base older than history's 24 hours of every version is the last version of its day, standing for the
+    day's versions thinning dropped; the editor may have loaded any of them. wolfmem's lines the base holds,
+    the older version kept before it does not, and the write lacks may have been saved after the editor
+    loaded the file: left out of the base, they are put back (and the person told) instead of being taken
+    for lines removed by hand. A person who did remove one removes it again and is obeyed.
+    """
+    at = next((n for n, (version, _text) in enumerate(kept) if version.id == base_id), None)
+    if at is None:
+        return None
+    version, base = kept[at]
+    coarse = at + 1 < len(kept) and thinned(version, now)
+    older, present = set(content_lines(kept[at + 1][1])) if coarse else set(), set(content_lines(theirs))
+    unsure = {line for line in content_lines(base) if line not in present
+              and (line in affirmed or (coarse and line in own and line not in older))}
+    if not unsure:
+        return base
+    return "".join(line for line in markdown.split_lines(base) if line.rstrip() not in unsure)
 
 
 def _removed(base: str, ours: str, merged: str, own: set[str]) -> set[str]:

@@ -4,6 +4,7 @@
 - inodes: the inode numbers each file had lately, which a new version of it must not take again;
 - put_back: the lines (by hash) wolfmem put back after an editor dropped them, never put back twice;
 - unchecked: files whose outside change is still to be checked (their lock was busy);
+- affirmed: lines a save found already on file (its receipt says "duplicate"), until the next outside write;
 - repairs: what was put back or archived as "removed by hand", for `status` and the next agent call.
 
 The tables are created by `storage/state.py`, which holds the connection.
@@ -105,6 +106,19 @@ class RepairRecords:
         with self._connect() as db:
             db.executemany("DELETE FROM put_back WHERE path = ? AND hash = ?", ((path, line_hash(x)) for x in obeyed))
             db.executemany("INSERT OR IGNORE INTO put_back VALUES (?, ?)", ((path, line_hash(x)) for x in put))
+
+    @guarded
+    def note_affirmed(self, path: str, line: str) -> None:
+        """Remember a line an agent's save was told is on file (a duplicate), until the next outside write."""
+        with self._connect() as db:
+            db.execute("INSERT OR IGNORE INTO affirmed VALUES (?, ?)", (path, line))
+
+    @guarded
+    def take_affirmed(self, path: str) -> set[str]:
+        """The lines saves were told are on file in `path` since its last outside write, forgotten as they are read."""
+        with self._connect() as db:
+            rows = db.execute("DELETE FROM affirmed WHERE path = ? RETURNING line", (path,)).fetchall()
+        return {row[0] for row in rows}
 
     @guarded
     def note_unchecked(self, path: str) -> None:

@@ -427,6 +427,15 @@ def table(rows: list[tuple[str, str, Tally]]) -> str:
     return "\n".join(out)
 
 
+def json_files(parser: argparse.ArgumentParser, folder: Path) -> list[Path]:
+    """The benchmark's .json files in a folder (a usage error if none), with wolfmem's new-index warnings off."""
+    logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        parser.error(f"no .json files in {folder}")
+    return paths
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark and print markdown tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -439,10 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--query-prefix", default="", help="embeddings.query_prefix for --embeddings")
     parser.add_argument("--document-prefix", default="", help="embeddings.document_prefix for --embeddings")
     args = parser.parse_args(argv)
-    logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
-    paths = sorted(args.dir.glob("*.json"))
-    if not paths:
-        parser.error(f"no .json files in {args.dir}")
+    paths = json_files(parser, args.dir)
     started = time.perf_counter()
     conversations = [load(path) for path in paths]
     overall = {system: Tally() for system in SYSTEMS}

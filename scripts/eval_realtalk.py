@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import re
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from eval_locomo import Conversation, Question, Tally, Turn, evaluate, table
+from eval_locomo import Conversation, Question, Tally, Turn, evaluate, json_files, table
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "commonsense"}
 SYSTEMS = ("wolfmem", "fts5", "bm25okapi")
@@ -65,10 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("dir", type=Path, help="folder with REALTALK chat json files")
     args = parser.parse_args(argv)
-    logging.getLogger("wolfmem").setLevel(logging.ERROR)  # every fresh vault warns that its index is new
-    paths = sorted(args.dir.glob("*.json"))
-    if not paths:
-        parser.error(f"no .json files in {args.dir}")
+    paths = json_files(parser, args.dir)
     started = time.perf_counter()
     overall = {system: Tally() for system in SYSTEMS}
     by_category = {(system, c): Tally() for system in SYSTEMS for c in CATEGORIES}

@@ -74,3 +74,15 @@ def test_a_notice_is_handed_out_once_and_looking_for_none_writes_nothing(tmp_pat
     told = theirs.take_notices([PEOPLE]) + mine.take_notices([PEOPLE])
     assert told == [{"message": "put back 1 line"}]
     assert theirs.take_notices([PEOPLE]) == []
+
+
+def test_an_affirmed_line_is_taken_once_and_looking_for_none_writes_nothing(tmp_path: Path) -> None:
+    mine, theirs = StateStore(tmp_path / "state.sqlite"), StateStore(tmp_path / "state.sqlite")
+    mine.note_affirmed(PEOPLE, "- Ann rows.")
+    assert mine._db is not None
+    ran: list[str] = []
+    mine._db.set_trace_callback(ran.append)
+    assert mine.take_affirmed("knowledge/projects.md") == set()  # every outside write asks; seldom is there one
+    assert not [sql for sql in ran if sql.startswith("BEGIN IMMEDIATE")]
+    assert theirs.take_affirmed(PEOPLE) | mine.take_affirmed(PEOPLE) == {"- Ann rows."}
+    assert mine.take_affirmed(PEOPLE) == theirs.take_affirmed(PEOPLE) == set()

@@ -169,7 +169,8 @@ def _find(query: str, today: date) -> list[tuple[int, int, date, Period]]:
         "PREFER_DAY_OF_MONTH": "first",
     }
     parser = DateDataParser(languages=["en"], settings=settings)
-    day_first = DateDataParser(languages=["en"], settings={**settings, "DATE_ORDER": "DMY"})
+    dotted = _DAY_FIRST.search(query)
+    day_first = DateDataParser(languages=["en"], settings={**settings, "DATE_ORDER": "DMY"}) if dotted else parser
     spans: list[tuple[int, int]] = []
     unquoted = _QUOTED.sub(lambda match: " " * len(match.group()), query)  # same offsets, no quoted words
     for low, high in regions(query):

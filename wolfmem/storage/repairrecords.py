@@ -115,10 +115,18 @@ class RepairRecords:
 
     @guarded
     def take_affirmed(self, path: str) -> set[str]:
-        """The lines saves were told are on file in `path` since its last outside write, forgotten as they are read."""
+        """The lines saves were told are on file in `path` since its last outside write, forgotten as they are read.
+
+        Looked for without the write lock (every outside write asks, and there is seldom one); a line found
+        is taken under it, by whichever process deletes it first.
+        """
+        with self._connect(reading=True) as db:
+            rows = db.execute("SELECT line FROM affirmed WHERE path = ?", (path,)).fetchall()
+        if not rows:
+            return set()
         with self._connect() as db:
-            rows = db.execute("DELETE FROM affirmed WHERE path = ? RETURNING line", (path,)).fetchall()
-        return {row[0] for row in rows}
+            return {line for (line,) in rows
+                    if db.execute("DELETE FROM affirmed WHERE path = ? AND line = ?", (path, line)).rowcount}
 
     @guarded
     def note_unchecked(self, path: str) -> None:

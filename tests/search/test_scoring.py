@@ -48,7 +48,7 @@ def test_scores_kept_between_searches_follow_a_commit_that_moves_idf_and_lengths
                                                                                   ) -> None:
     terms = {"tea": 1.0, "garden": 0.5}
     test_the_ranking_is_whooshs_own(filled, terms)  # the postings' scores are kept from here on
-    longer = "".join(f"- tea with a much longer line {n}\n" for n in range(9))
+    longer = "".join(f"- tea with kettle spoon sugar lemon milk honey saucer bowl {n}\n" for n in range(9))
     (vault / "episodes" / "2024-01-03.md").write_text("# 2024-01-03\n\n## 10:00 — Chat\n" + longer)
     filled.sync()  # a new segment: more facts hold tea, and the text field's average length grows
     test_the_ranking_is_whooshs_own(filled, terms)

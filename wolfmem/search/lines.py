@@ -55,7 +55,8 @@ class LineMaps:
                 self._files.clear()
             for path in wanted:
                 kept = self._files.get(path)
-                if kept is not None and kept[0] == entries.get(path):
+                # The manifest hands out the same entries until a commit: most checks are the identity one.
+                if kept is not None and (kept[0] is (entry := entries.get(path)) or kept[0] == entry):
                     found[path] = kept[1]
                     self._files.move_to_end(path)
         missing = [path for path in wanted if path not in found]

@@ -83,11 +83,16 @@ class PostingCache:
         self._size = 0
         # Each segment's field lengths (one byte a document), read once.
         self._lengths: dict[tuple[str, str], np.ndarray] = {}
+        # The average field lengths of the last searcher asked (they change only with a new searcher).
+        self._averages: tuple[object, dict[str, float]] = (None, {})
         self._guard = threading.Lock()
 
-    def postings(self, reader, field: str, term: str) -> _Postings:
-        """A term's postings in one segment reader, read from its files the first time."""
-        key = (_segment_key(reader), field, term)
+    def postings(self, reader, field: str, term: str, segment: str | None = None) -> _Postings:
+        """A term's postings in one segment reader, read from its files the first time.
+
+        `segment` is the reader's `_segment_key`, when the caller asks for many terms of one reader.
+        """
+        key = (segment or _segment_key(reader), field, term)
         with self._guard:
             found = self._kept.get(key)
             if found is not None:
@@ -106,6 +111,16 @@ class PostingCache:
                     self._size -= len(dropped.ids)
         return found
 
+
+    def average(self, searcher, field: str) -> float:
+        """The searcher's average length of a field (1 when it holds none), as Whoosh's BM25F takes it."""
+        of, known = self._averages
+        if of is not searcher:
+            known = {}
+            self._averages = (searcher, known)
+        if field not in known:
+            known[field] = searcher.avg_field_length(field) or 1
+        return known[field]
 
     def _field_lengths(self, reader, segment: str, field: str) -> np.ndarray:
         lengths = self._lengths.get((segment, field))
@@ -224,12 +239,13 @@ def _selected(
         size = reader.doc_count_all()
         total = np.zeros(size, dtype=np.float64)
         touched = False
+        segment = _segment_key(reader)
         for clause in clauses:
-            postings = cache.postings(reader, clause.field, clause.term)
+            postings = cache.postings(reader, clause.field, clause.term, segment)
             if not len(postings.ids):
                 continue
             if clause not in stats:
-                stats[clause] = _idf(searcher, cache, clause), searcher.avg_field_length(clause.field) or 1
+                stats[clause] = _idf(searcher, cache, clause), cache.average(searcher, clause.field)
             total[postings.ids] += clause.boost * postings.bm25(*stats[clause])  # each document once per term
             touched = True
         if not touched:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import random
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from wolfmem import Memory
+from wolfmem import Config, Memory
 from wolfmem.search import neighbours, query
 from wolfmem.search.schema import IndexHit
 
@@ -106,3 +107,22 @@ def test_a_faded_fact_nearer_the_named_day_wins_at_any_limit(memory: Memory, vau
     for limit in (1, 5, 10):
         hits = memory.search("kayak river on 2 February 2024", limit=limit, today="2024-03-01")
         assert hits[0].text == "a kayak trip with friends", limit
+
+
+def test_a_neighbour_told_outside_the_dates_asked_leaves_the_list_for_the_next(vault: Path, config: Config) -> None:
+    now = [datetime(2024, 1, 1, 9, 0).astimezone()]
+    memory = Memory(vault, config, clock=lambda: now[0])
+    facts = vault / "knowledge" / "technical.md"
+    old = ["- the tent has two poles", "- the stove runs on gas", "- the rope is blue"]
+    facts.write_text("# Technical\n\n## Camping\n" + "\n".join(old) + "\n", "utf-8")
+    memory.sync()  # the three lines are first seen on 1 January
+    now[0] = datetime(2024, 1, 5, 9, 0).astimezone()
+    facts.write_text("# Technical\n\n## Camping\n- the lantern needs batteries\n" + "\n".join(
+        [old[0], "- the kayak paddle is carbon", *old[1:]]) + "\n", "utf-8")
+    memory.sync()  # the lantern and the kayak are first seen on 5 January
+    # The kayak's nearest neighbours are January's first lines, earning as much as the lantern, two lines up;
+    # told before the dates asked, each leaves the list when it would be on it, and the lantern moves up.
+    hits = memory.search("kayak paddle", limit=2, after="2024-01-05")
+    assert [h.text for h in hits] == ["the kayak paddle is carbon", "the lantern needs batteries"]
+    assert [h.date for h in memory.search("kayak paddle", limit=3)] == ["2024-01-05", "2024-01-01", "2024-01-01"]
+    memory.close()

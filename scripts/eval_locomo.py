@@ -138,13 +138,18 @@ def episode_files(turns: Sequence[Turn]) -> tuple[dict[str, str], dict[tuple[str
 def build_vault(
     turns: Sequence[Turn], root: Path, config: wolfmem.Config | None = None
 ) -> tuple[wolfmem.Memory, dict[tuple[str, int], str]]:
-    """A fresh synced vault under root holding the turns; the caller closes the Memory."""
+    """A fresh synced vault under root holding the turns, watched; the caller closes the Memory.
+
+    It watches as the daemon and the MCP server do, so a search's latency is theirs: without a watch,
+    each search stats every file of the vault first (a one-shot CLI search's cost).
+    """
     files, where = episode_files(turns)
     vault = root / "vault"
     memory = wolfmem.Memory(vault, config or wolfmem.Config(state_dir=str(root / "state")))
     for rel, text in files.items():
         (vault / rel).write_text(text, "utf-8")
     memory.sync()
+    memory.watch()
     return memory, where
 
 

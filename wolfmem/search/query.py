@@ -10,6 +10,7 @@ the candidates the rarer terms found. Measured on LoCoMo in BENCHMARKS.md.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 from datetime import date
@@ -146,12 +147,18 @@ def _listed(index: FactIndex, pool: list[Placed], earned: dict[str, neighbours.N
             newcomers: list[neighbours.Neighbour], filters: Filters, limit: int) -> list[Placed]:
     """The `limit` best of the credited pool and newcomers; a newcomer is looked up only once it is among them.
 
-    A newcomer no longer indexed, or (a neighbour shares its pooled fact's file, so of the filters only
-    its date may not hold) told outside the dates asked, leaves the list and the next one moves up. About
-    one listed hit in twenty is a newcomer at 10k facts, so most newcomers are never looked up.
+    A newcomer's score is its credit, so newcomers list in `order` and only the first `limit` that hold can
+    list at all. A newcomer no longer indexed, or (a neighbour shares its pooled fact's file, so of the
+    filters only its date may not hold) told outside the dates asked, gives its place to the next in order.
+    About one listed hit in twenty is a newcomer at 10k facts, so most newcomers are never looked up.
     """
-    waiting = {n.doc_id: Placed(-1, n.doc_id, path_of(n.doc_id), n.line, 0.0) for n in newcomers}
-    found: dict[str, Placed] = {}
+    ordered = iter(sorted(newcomers, key=neighbours.order))
+
+    def waiting_for(count: int) -> dict[str, Placed]:
+        return {n.doc_id: Placed(-1, n.doc_id, path_of(n.doc_id), n.line, 0.0)
+                for n in itertools.islice(ordered, count)}
+
+    waiting, found = waiting_for(limit), dict[str, Placed]()
     while True:
         listed = sorted(neighbours.merged(pool, earned, {**waiting, **found}), key=lambda hit: -hit.score)[:limit]
         wanted = {hit.doc_id: hit.line for hit in listed if hit.doc_id in waiting}
@@ -165,6 +172,7 @@ def _listed(index: FactIndex, pool: list[Placed], earned: dict[str, neighbours.N
         for doc_id in wanted:
             del waiting[doc_id]
         found.update(fetched)
+        waiting.update(waiting_for(len(wanted) - len(fetched)))
 
 
 def _bonus(index: FactIndex, common: dict[str, float]) -> dict[str, float]:

@@ -102,3 +102,11 @@ def test_compact_postings_score_as_the_float_arrays_they_replace(filled: Memory)
         tf, length = postings.tf.astype(np.float64), scoring._BYTE_LENGTH[postings.codes]
         wide = 1.3 * ((tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * length / 7.5)))
         assert postings.bm25(1.3, 7.5).tobytes() == wide.tobytes()
+
+
+def test_a_common_terms_bonus_goes_to_exactly_the_chosen_documents_holding_it() -> None:
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        postings = np.unique(rng.integers(0, 300, rng.integers(0, 40))).astype(np.int32)  # in document order
+        chosen = rng.integers(0, 320, rng.integers(0, 35))
+        assert (scoring._held(postings, chosen) == np.isin(chosen, postings)).all()

@@ -219,9 +219,17 @@ def best(
             continue
         for clause in bonus:
             postings = cache.postings(reader, clause.field, clause.term)
-            score[inside] += clause.boost * np.isin(number[inside] - offset, postings.ids)
+            score[inside] += clause.boost * _held(postings.ids, number[inside] - offset)
     order = np.lexsort((number, -score))
     return [(int(number[i]), float(score[i])) for i in order]
+
+
+def _held(ids: np.ndarray, numbers: np.ndarray) -> np.ndarray:
+    """Whether each document number is among a term's postings (in document order): a few lookups, no sort."""
+    if not len(ids):
+        return np.zeros(len(numbers), dtype=bool)
+    at = np.minimum(np.searchsorted(ids, numbers), len(ids) - 1)
+    return ids[at] == numbers
 
 
 def _selected(

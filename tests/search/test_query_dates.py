@@ -201,3 +201,14 @@ def test_a_day_number_before_a_month_is_part_of_the_date(query: str) -> None:
     dated = read(query, TODAY)
     assert dated.period == Window(d("2024-01-07"), d("2024-01-07"))
     assert "7" not in dated.text.split()
+
+
+def test_prepare_loads_dateparser_so_a_servers_first_dated_query_finds_it_loaded() -> None:
+    probe = (
+        "import sys\n"
+        "from wolfmem.search import query_dates\n"
+        "assert 'dateparser' not in sys.modules, 'loaded at import'\n"
+        "query_dates.prepare()\n"
+        "assert 'dateparser.search' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True, timeout=120)

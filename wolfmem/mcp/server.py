@@ -6,6 +6,7 @@ import itertools
 import logging
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
 from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
 from wolfmem.memory.facade import Memory
+from wolfmem.search import query_dates
 from wolfmem.tools import catalog as tool_catalog
 from wolfmem.tools import dispatch as tools
 
@@ -271,6 +273,7 @@ async def _serve(memory: Memory) -> None:
         # A long-lived server: a file watcher spares each search the stat scan of the whole vault,
         # and tells subscribed clients when the map or a file they read changed.
         memory.watch(link.vault_changed)
+        threading.Thread(target=query_dates.prepare, name="wolfmem-dates", daemon=True).start()
         serving = anyio.CancelScope()
         tasks.start_soon(stop_on_signals, serving)
         try:

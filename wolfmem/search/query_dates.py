@@ -129,6 +129,15 @@ def is_date_phrase(phrase: str, before: str = "") -> bool:
     return bool(re.search(r"\d", phrase)) or bool(_LEADS.match(phrase) or _LED.search(before))
 
 
+def prepare() -> None:
+    """Load dateparser and read one date, so a long-lived server's first dated query does not wait for it.
+
+    The first read of a process loads every locale and builds the time zone patterns: about 0.4 s of
+    CPU and 15 MB, which a server pays once at start (in a thread of its own) rather than mid-answer.
+    """
+    read("yesterday", date.today())
+
+
 def read(query: str, today: date) -> DatedQuery:
     """Find the date phrases in a query, resolve them against `today`, and take them out of it."""
     if not DATE_HINT.search(query):

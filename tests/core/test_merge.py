@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.core.merge import Conflict, choose_base, merge3
+from wolfmem.core.merge import Conflict, choose_base, merge3, merge_copy
 
 V1 = "# People\n\n## Sarah\n\n- Sarah is my manager.\n\n## Tom\n\n- Tom lives in Berlin.\n"
 # wolfmem saved a fact under Sarah after V1.
@@ -93,6 +93,32 @@ def test_line_endings_follow_theirs() -> None:
     ours = "a\nb\nc\n"
     theirs = "a\r\nb\r\nd\r\n"
     assert merge3(base, ours, theirs).text == "a\r\nb\r\nd\r\nc\r\n"
+
+
+# Some lines CRLF, some LF: a person's editor on Windows wrote part of the file, or a Windows machine synced it.
+MIXED = ("# People\r\n\r\n## Sarah\n- Sarah is my manager.\r\n- Sarah lives in Porto.\n"
+         "\n## Tom\r\n- Tom lives in Berlin.\n")
+
+
+@pytest.mark.parametrize(("last", "tail"), [
+    ("\n", "Berlin.\n- Tom plays chess.\r\n"),
+    ("\r\n", "Berlin.\r\n- Tom plays chess.\r\n"),
+    ("", "Berlin.\r\n- Tom plays chess."),  # the file ended without a line ending, and still does
+], ids=["lf", "crlf", "none"])
+def test_every_line_of_a_mixed_file_keeps_its_own_ending(last: str, tail: str) -> None:
+    theirs = MIXED.removesuffix("\n") + last  # a stale buffer: it lacks the two saves
+    ours = MIXED.replace("- Sarah lives in Porto.\n", "- Sarah lives in Porto.\n- Sarah likes tea.\r\n")
+    ours += "- Tom plays chess.\n"
+    merged = merge3(MIXED, ours, theirs).text
+    # A line only ours gives takes theirs' first line ending, as a save's line does.
+    head = MIXED.replace("- Sarah lives in Porto.\n", "- Sarah lives in Porto.\n- Sarah likes tea.\r\n")
+    assert merged == head.removesuffix("Berlin.\n") + tail
+
+
+def test_a_conflict_copy_merged_into_a_mixed_file_keeps_its_lines_endings() -> None:
+    copy = MIXED.replace("\r\n", "\n").replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")
+    merged = merge_copy(MIXED, copy).text
+    assert merged == MIXED + "- Tom has a cat.\r\n"
 
 
 def test_deleting_everything_of_ours_in_an_unchanged_region() -> None:

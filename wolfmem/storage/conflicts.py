@@ -23,12 +23,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from wolfmem.core.facts import fact_key
 from wolfmem.core.markdown import content_lines, parse
 from wolfmem.core.markers import resolve
 from wolfmem.core.merge import merge_copy
 from wolfmem.core.syncnames import conflict_name
 from wolfmem.errors import WolfmemError
-from wolfmem.storage.archive import Archive, Reason
+from wolfmem.storage.archive import Archive
 from wolfmem.storage.vault import source_of
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
 
@@ -98,7 +99,7 @@ class SyncConflicts:
         except UnicodeDecodeError:
             self._needs_person(rel, f"a {name.engine} conflict copy of {target} that is not UTF-8 text")
             return None
-        gone = self._removed_on_purpose()
+        gone = self._removed_on_purpose(target)
 
         def merge(current: str) -> Edit[int]:
             merged = merge_copy(current, copy, gone).text if current else copy
@@ -117,11 +118,19 @@ class SyncConflicts:
         self.writer.state.add_repair(target, repair.to_dict())
         return repair
 
-    def _removed_on_purpose(self) -> Callable[[str], bool]:
-        """Whether a line is a fact the archive says left a file on purpose (on any machine: it is synced)."""
-        latest = {record.fact: record.reason for record in self.archive.records()}  # oldest first: the last wins
-        texts = {fact for fact, reason in latest.items() if reason is not Reason.RESTORED}
-        return lambda line: bool(parse(line).facts) and parse(line).facts[0].text in texts
+    def _removed_on_purpose(self, rel: str) -> Callable[[str], bool]:
+        """Whether a line is a fact the archive says left rel on purpose (on any machine: it is synced).
+
+        Only its latest record for rel counts: a fact moved to another file, or saved again since, is no
+        fact gone from this one.
+        """
+        left = self.archive.left(rel)
+
+        def gone(line: str) -> bool:
+            facts = parse(line).facts
+            return bool(facts) and fact_key(facts[0].text) in left
+
+        return gone
 
     def _archive(self, rel: str, data: bytes) -> str:
         """Move a merged copy to .wolfmem/conflicts/YYYY-MM/ (its name kept, numbered if taken); where it went."""

@@ -154,3 +154,14 @@ def test_choose_base_ties_go_to_the_newest() -> None:
 def test_choose_base_ignores_blank_lines_and_handles_no_versions() -> None:
     assert choose_base("a\n\n\nb\n", [("new", "a\nb\nc\n"), ("old", "a\n\nb\n")]) == "old"
     assert choose_base("a\n", []) is None
+
+
+def test_a_fact_ours_took_out_next_to_a_line_theirs_typed_stays_out() -> None:
+    # The agent updated Tom's city while a stale buffer typed a line right under the old wording.
+    ours = V3.replace("- Tom lives in Berlin.\n", "- Tom lives in Munich.\n")
+    theirs = V3.replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")
+    merged = merge3(V3, ours, theirs)
+    assert merged.text == V3.replace("- Tom lives in Berlin.\n", "- Tom has a cat.\n- Tom lives in Munich.\n")
+    # A line the person changed in that region is theirs, and stays; so do headings.
+    theirs = V3.replace("## Tom\n\n- Tom lives in Berlin.\n", "## Tom\n\n- Tom lives in Berlin (Kreuzberg).\n")
+    assert "- Tom lives in Berlin (Kreuzberg).\n" in merge3(V3, ours, theirs).text

@@ -115,3 +115,16 @@ def test_a_conflict_copy_merged_into_a_mixed_file_leaves_its_lines_byte_for_byte
     text = (watched.vault.root / PEOPLE).read_bytes()
     assert [line for line in text.splitlines(keepends=True) if b"kayak" not in line] == current.splitlines(True)
     assert text.count(b"- Ana owns a kayak.") == 1
+
+
+# -- wolfmem took a fact out while the buffer was open -----------------------------------------------------------
+def test_an_update_next_to_a_line_the_stale_buffer_typed_keeps_only_the_new_wording(watched: Memory) -> None:
+    path = watched.vault.root / PEOPLE
+    watched.save("Tom lives in Berlin.", type="people", topic="Tom")
+    buffer = path.read_bytes().replace(b"- Tom lives in Berlin.\n", b"- Tom lives in Berlin.\n- Tom has a cat.\n")
+    watched.update(watched.search("Tom Berlin")[0].ref, "Tom lives in Munich.")
+
+    text = _write_and_wait(watched, buffer).decode()
+
+    assert "- Tom lives in Munich.\n" in text and "- Tom has a cat.\n" in text
+    assert "Berlin" not in text

@@ -2,11 +2,12 @@
 
 `merge3(base, ours, theirs)` is diff3 on lines, as git does it: a region only one side changed takes
 that side; a region both changed the same way takes it once; a region both changed differently is a
-conflict, which never drops a line: it keeps `theirs` (the person's lines, in their order) followed by
-the lines `ours` added there, and no marker lines are written. Lines compare without their line
-ending, so an editor that converts endings is no conflict; every line of `theirs` the merge keeps keeps its
-own bytes, ending included (a file with some CRLF and some LF lines stays so), and a line only `ours` or
-`base` gives takes `theirs`' line ending (its first, as a save does).
+conflict, resolved without marker lines: `theirs` (the person's lines, in their order) less the facts of
+`base` that `ours` took out (updated, forgotten, merged) and `theirs` only kept, then the lines `ours`
+added there. Lines compare without their line ending, so an editor that converts endings is no conflict;
+every line of `theirs` the merge keeps keeps its own bytes, ending included (a file with some CRLF and
+some LF lines stays so), and a line only `ours` gives takes `theirs`' line ending (its first, as a save
+does).
 
 `choose_base(theirs, versions)` is the version a person's editor most likely loaded: the one whose
 non-blank lines differ least (as multisets) from what it wrote, the newest on a tie.
@@ -44,7 +45,7 @@ class MergeResult:
 
 
 def merge3(base: str, ours: str, theirs: str) -> MergeResult:
-    """Merge the change from base to ours into theirs, line by line, never dropping a line of either side."""
+    """Merge the change from base to ours into theirs, line by line, never dropping a line theirs changed or added."""
     b, o, t = _lines(base), _lines(ours), _lines(theirs)
     raw_t = split_lines(theirs)
     merged: list[str] = []
@@ -59,11 +60,21 @@ def merge3(base: str, ours: str, theirs: str) -> MergeResult:
         else:
             added = Counter(our_part) - Counter(base_part) - Counter(their_part)
             ours_added = [line for line in our_part if _take(added, line)]
-            conflicts.append(Conflict(len(merged) + 1, len(their_part) + len(ours_added)))
-            merged += raw_t[tz:tstart] + ours_added
+            # A fact of base's that ours took out (updated, forgotten, merged) and theirs only kept stays out.
+            dropped = Counter({line: n for line, n in (Counter(base_part) - Counter(our_part)).items() if _fact(line)})
+            dropped &= Counter(their_part) & Counter(base_part)
+            their_raw = raw_t[tz:tstart]
+            theirs_kept = [raw for line, raw in zip(their_part, their_raw, strict=True) if not _take(dropped, line)]
+            conflicts.append(Conflict(len(merged) + 1, len(theirs_kept) + len(ours_added)))
+            merged += theirs_kept + ours_added
         merged += raw_t[tstart:tend]
         bz, oz, tz = bend, oend, tend
     return MergeResult(_join(merged, theirs if theirs else ours), conflicts)
+
+
+def _fact(line: str) -> bool:
+    """Whether a line may be a fact (neither blank nor a heading): structure is never dropped from a conflict."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
 
 
 def _as_theirs(lines: list[str], theirs: list[str]) -> list[str]:

@@ -149,7 +149,8 @@ class SyncConflicts:
     # -- git's conflict markers -----------------------------------------------------------------------
     def markers(self, rel: str, text: str) -> list[SyncRepair]:
         """Resolve the hunks of rel (holding `text`) that are lists of facts; note the others for a person."""
-        result = resolve(text, facts_only=source_of(rel) == "knowledge")
+        result = resolve(text, facts_only=source_of(rel) == "knowledge",
+                         union=lambda current, copy, gone: merge_copy(current, copy, gone).text)
         if result.unresolved:
             hunks = ", ".join(f"lines {hunk.start}-{hunk.end}" for hunk in result.unresolved)
             self._needs_person(rel, f"git conflict markers around more than a list of facts ({hunks}); "

@@ -167,3 +167,25 @@ def test_a_fact_that_left_another_file_survives_a_conflict_copy_of_its_own(memor
 
     text = (root / projects).read_text()
     assert "- Dana leads the billing rewrite." in text and "- Tom tests it." in text
+
+
+def test_a_conflict_copy_of_an_archive_file_keeps_both_machines_records(memory: Memory) -> None:
+    root = memory.vault.root
+    memory.save("Sarah is my manager.", type="people", topic="Sarah")
+    memory.save("Sarah likes green tea.", type="people", topic="Sarah")
+    memory.forget(memory.search("green tea")[0].ref, "she switched to coffee")
+    archive = next((root / "consolidated").glob("archive-*.md"))
+    common = archive.read_text()
+    memory.forget(memory.search("manager")[0].ref, "she changed teams")
+    # The other machine archived a fact into the same month's file meanwhile; Syncthing kept its side as a copy.
+    other = common + ('- Tom lives in Berlin. <!-- wolfmem-archive {"day": "2026-12-01", '
+                      '"file": "knowledge/people.md", "reason": "forgotten", "section": "Tom"} -->\n')
+    copy = archive.with_name(archive.name.replace(".md", ".sync-conflict-20261201-140509-ABCDEF7.md"))
+    copy.write_text(other)
+
+    memory.sync()
+
+    assert not copy.exists()
+    found = sorted(hit.text for hit in memory.search("Sarah Tom tea manager Berlin", sources=["archive"]))
+    assert found == ["Sarah is my manager.", "Sarah likes green tea.", "Tom lives in Berlin."]
+    assert archive.read_text().count("Sarah likes green tea.") == 1

@@ -1,7 +1,8 @@
 """Sync engines' conflict artefacts, merged back: conflict copies of notes, and git's conflict markers.
 
 A conflict copy (see `core.syncnames`) of a knowledge file or an episode log is merged into its file with
-`core.merge.merge_copy` (the union of both sides, less the facts the archive says left on purpose),
+`core.merge.merge_copy` (the union of both sides, less the facts the archive says left on purpose; a copy
+of one of the archive's monthly files keeps every record of both),
 through the writer, as a version of cause "put back". The copy is then moved out of the
 searchable vault to `.wolfmem/conflicts/YYYY-MM/<its name>` (hidden, so never indexed, and synced, so a
 person on any machine can open it or copy it back). A copy that is not UTF-8, or whose file is no note
@@ -90,7 +91,7 @@ class SyncConflicts:
         name = conflict_name(rel)
         assert name is not None
         target = name.original
-        if source_of(target) not in ("knowledge", "episodes") or not target.lower().endswith(".md"):
+        if source_of(target) not in ("knowledge", "episodes", "archive") or not target.lower().endswith(".md"):
             self._needs_person(rel, f"a {name.engine} conflict copy of {target}, which wolfmem does not merge")
             return None
         data = self.writer.vault.read_or_empty(rel)
@@ -99,7 +100,8 @@ class SyncConflicts:
         except UnicodeDecodeError:
             self._needs_person(rel, f"a {name.engine} conflict copy of {target} that is not UTF-8 text")
             return None
-        gone = self._removed_on_purpose(target)
+        # The archive's records are never facts gone on purpose: both machines' records are kept, each once.
+        gone = self._removed_on_purpose(target) if source_of(target) != "archive" else (lambda _line: False)
 
         def merge(current: str) -> Edit[int]:
             merged = merge_copy(current, copy, gone).text if current else copy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wolfmem.core.merge import Conflict, choose_base, merge3
+from wolfmem.core.merge import Conflict, choose_base, merge3, merge_copy
 
 V1 = "# People\n\n## Sarah\n\n- Sarah is my manager.\n\n## Tom\n\n- Tom lives in Berlin.\n"
 # wolfmem saved a fact under Sarah after V1.
@@ -95,6 +95,32 @@ def test_line_endings_follow_theirs() -> None:
     assert merge3(base, ours, theirs).text == "a\r\nb\r\nd\r\nc\r\n"
 
 
+# Some lines CRLF, some LF: a person's editor on Windows wrote part of the file, or a Windows machine synced it.
+MIXED = ("# People\r\n\r\n## Sarah\n- Sarah is my manager.\r\n- Sarah lives in Porto.\n"
+         "\n## Tom\r\n- Tom lives in Berlin.\n")
+
+
+@pytest.mark.parametrize(("last", "tail"), [
+    ("\n", "Berlin.\n- Tom plays chess.\r\n"),
+    ("\r\n", "Berlin.\r\n- Tom plays chess.\r\n"),
+    ("", "Berlin.\r\n- Tom plays chess."),  # the file ended without a line ending, and still does
+], ids=["lf", "crlf", "none"])
+def test_every_line_of_a_mixed_file_keeps_its_own_ending(last: str, tail: str) -> None:
+    theirs = MIXED.removesuffix("\n") + last  # a stale buffer: it lacks the two saves
+    ours = MIXED.replace("- Sarah lives in Porto.\n", "- Sarah lives in Porto.\n- Sarah likes tea.\r\n")
+    ours += "- Tom plays chess.\n"
+    merged = merge3(MIXED, ours, theirs).text
+    # A line only ours gives takes theirs' first line ending, as a save's line does.
+    head = MIXED.replace("- Sarah lives in Porto.\n", "- Sarah lives in Porto.\n- Sarah likes tea.\r\n")
+    assert merged == head.removesuffix("Berlin.\n") + tail
+
+
+def test_a_conflict_copy_merged_into_a_mixed_file_keeps_its_lines_endings() -> None:
+    copy = MIXED.replace("\r\n", "\n").replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")
+    merged = merge_copy(MIXED, copy).text
+    assert merged == MIXED + "- Tom has a cat.\r\n"
+
+
 def test_deleting_everything_of_ours_in_an_unchanged_region() -> None:
     # Person deleted Tom's section in a version that had it: obeyed (what ours added elsewhere stays).
     theirs = V2.split("## Tom")[0]
@@ -128,3 +154,14 @@ def test_choose_base_ties_go_to_the_newest() -> None:
 def test_choose_base_ignores_blank_lines_and_handles_no_versions() -> None:
     assert choose_base("a\n\n\nb\n", [("new", "a\nb\nc\n"), ("old", "a\n\nb\n")]) == "old"
     assert choose_base("a\n", []) is None
+
+
+def test_a_fact_ours_took_out_next_to_a_line_theirs_typed_stays_out() -> None:
+    # The agent updated Tom's city while a stale buffer typed a line right under the old wording.
+    ours = V3.replace("- Tom lives in Berlin.\n", "- Tom lives in Munich.\n")
+    theirs = V3.replace("- Tom lives in Berlin.\n", "- Tom lives in Berlin.\n- Tom has a cat.\n")
+    merged = merge3(V3, ours, theirs)
+    assert merged.text == V3.replace("- Tom lives in Berlin.\n", "- Tom has a cat.\n- Tom lives in Munich.\n")
+    # A line the person changed in that region is theirs, and stays; so do headings.
+    theirs = V3.replace("## Tom\n\n- Tom lives in Berlin.\n", "## Tom\n\n- Tom lives in Berlin (Kreuzberg).\n")
+    assert "- Tom lives in Berlin (Kreuzberg).\n" in merge3(V3, ours, theirs).text

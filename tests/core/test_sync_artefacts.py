@@ -119,3 +119,26 @@ def test_a_copys_lines_go_to_their_own_section_and_no_section_is_doubled() -> No
 def test_a_byte_order_mark_on_one_side_adds_no_second_title(current: str, copy: str) -> None:
     merged = merge_copy(current, copy).text
     assert merged == current + "- b1\n"  # the file keeps its own start: a BOM only if it had one
+
+
+def _union(current: str, copy: str, gone) -> str:
+    return merge_copy(current, copy, gone).text
+
+
+def test_a_hunk_of_new_sections_from_both_machines_is_merged_section_by_section() -> None:
+    # Both machines saved into "## Dana" and "## Tom", new at the end of the file: git matched Dana's heading.
+    text = ("# People\n\n## Dana\n<<<<<<< HEAD\n- Dana B keeps bees.\n\n## Tom\n- Tom B sails.\n=======\n"
+            "- Dana A keeps bees.\n\n## Tom\n- Tom A sails.\n>>>>>>> 8a22af2\n")
+    assert resolve(text).unresolved  # without a section merge, it needs a person (as any heading hunk)
+    result = resolve(text, union=_union)
+    assert not result.unresolved
+    assert result.text == ("# People\n\n## Dana\n- Dana B keeps bees.\n- Dana A keeps bees.\n\n## Tom\n"
+                           "- Tom B sails.\n- Tom A sails.\n")
+
+
+def test_a_hunk_with_a_title_prose_or_a_renamed_heading_still_needs_a_person() -> None:
+    for side in ("# People again\n", "Sarah's notes, in prose.\n", "### Details\n"):
+        text = f"# P\n<<<<<<< HEAD\n- one\n=======\n{side}- two\n>>>>>>> o\n"
+        assert resolve(text, union=_union).unresolved, side
+    renamed = "# P\n<<<<<<< HEAD\n## Tom\n- Tom is a pilot.\n=======\n## Thomas\n- Thomas is a pilot.\n>>>>>>> o\n"
+    assert resolve(renamed, union=_union).unresolved

@@ -130,3 +130,62 @@ def test_a_save_an_engine_overwrites_is_put_back_whatever_its_write_pattern(memo
     memory.sync()
     text = (root / PEOPLE).read_text()
     assert "- Sarah likes green tea." in text and "- Sarah owns a kayak." in text
+
+
+def test_a_fact_saved_again_after_it_was_forgotten_survives_a_conflict_copy(memory: Memory) -> None:
+    root = memory.vault.root
+    memory.save("Sarah is my manager.", type="people", topic="Sarah")
+    memory.save("Sarah likes green tea.", type="people", topic="Sarah")
+    memory.forget(memory.search("green tea")[0].ref, "she switched to coffee")
+    other = (root / PEOPLE).read_text() + "\n## Tom\n- Tom owns a kayak.\n"  # the other machine, meanwhile
+    receipt = memory.save("Sarah likes green tea.", type="people", topic="Sarah")  # she is back on tea
+    assert receipt.status == "saved"
+    (root / COPY).write_text(other)
+
+    memory.sync()
+
+    text = (root / PEOPLE).read_text()
+    assert text.count("- Sarah likes green tea.") == 1 and "- Tom owns a kayak." in text
+    assert [hit.text for hit in memory.search("green tea", sources=["archive"])] == ["Sarah likes green tea."] * 2
+
+
+def test_a_fact_that_left_another_file_survives_a_conflict_copy_of_its_own(memory: Memory) -> None:
+    from wolfmem.storage.archive import ArchivedFact, Reason
+
+    root = memory.vault.root
+    memory.save("The billing rewrite ships in May.", type="projects", topic="Billing")
+    projects = "knowledge/projects.md"
+    older = (root / projects).read_text()
+    memory.save("Dana leads the billing rewrite.", type="projects", topic="Billing")
+    # The same words left people.md (curation moved them here, say): a fact gone from that file only.
+    memory.archive.add([ArchivedFact("Dana leads the billing rewrite.", PEOPLE, "Dana", "2026-12-01", Reason.MOVED,
+                                     into="file:knowledge/projects.md", by="curation")])
+    copy = root / projects.replace(".md", ".sync-conflict-20261201-140509-ABCDEF7.md")
+    copy.write_text(older + "- Tom tests it.\n")
+
+    memory.sync()
+
+    text = (root / projects).read_text()
+    assert "- Dana leads the billing rewrite." in text and "- Tom tests it." in text
+
+
+def test_a_conflict_copy_of_an_archive_file_keeps_both_machines_records(memory: Memory) -> None:
+    root = memory.vault.root
+    memory.save("Sarah is my manager.", type="people", topic="Sarah")
+    memory.save("Sarah likes green tea.", type="people", topic="Sarah")
+    memory.forget(memory.search("green tea")[0].ref, "she switched to coffee")
+    archive = next((root / "consolidated").glob("archive-*.md"))
+    common = archive.read_text()
+    memory.forget(memory.search("manager")[0].ref, "she changed teams")
+    # The other machine archived a fact into the same month's file meanwhile; Syncthing kept its side as a copy.
+    other = common + ('- Tom lives in Berlin. <!-- wolfmem-archive {"day": "2026-12-01", '
+                      '"file": "knowledge/people.md", "reason": "forgotten", "section": "Tom"} -->\n')
+    copy = archive.with_name(archive.name.replace(".md", ".sync-conflict-20261201-140509-ABCDEF7.md"))
+    copy.write_text(other)
+
+    memory.sync()
+
+    assert not copy.exists()
+    found = sorted(hit.text for hit in memory.search("Sarah Tom tea manager Berlin", sources=["archive"]))
+    assert found == ["Sarah is my manager.", "Sarah likes green tea.", "Tom lives in Berlin."]
+    assert archive.read_text().count("Sarah likes green tea.") == 1

@@ -136,3 +136,37 @@ def test_unison_copies_on_conflict_are_merged_back(tmp_path: Path) -> None:
     for root in (a_root, b_root):
         assert [fact for fact in saved if fact not in lines_of(root)] == []
         assert conflict_copies(root) == []
+
+
+def test_git_two_machines_saving_into_the_same_new_sections_merge_by_section(tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    a_root, b_root = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
+    a, b = Machine(a_root, tmp_path / "a" / "state"), Machine(b_root, tmp_path / "b" / "state")
+    assert a.cli("init").returncode == 0
+    (a_root / ".gitignore").write_text("*.bak\n*~\n.*.swp\n.*.tmp\n.*.wolfmem-displaced-*\n")
+    _git(a_root, "init", "-q", "-b", "main")
+    _git(a_root, "add", "-A")
+    _git(a_root, "commit", "-qm", "vault")
+    _git(a_root, "remote", "add", "origin", str(origin))
+    _git(a_root, "push", "-q", "origin", "main")
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(origin), str(b_root)], check=True)
+    for name, machine in (("A", a), ("B", b)):  # each machine's agent saves into the same two new sections
+        for fact, topic in ((f"Dana {name} keeps bees.", "Dana"), (f"Tom {name} sails.", "Tom")):
+            assert machine.cli("save", fact, "--type", "people", "--topic", topic).returncode == 0
+    for machine in (a, b, a):
+        _git(machine.root, "add", "-A")
+        _git(machine.root, "commit", "-qm", "auto", check=False)
+        _git(machine.root, "pull", "-q", "--no-rebase", "origin", "main", check=False)
+        machine.cli("search", "bees")  # the next wolfmem call resolves what git left
+        _git(machine.root, "add", "-A")
+        _git(machine.root, "commit", "-qm", "auto", check=False)
+        _git(machine.root, "push", "-q", "origin", "main", check=False)
+    for root in (a_root, b_root):
+        text = (root / PEOPLE).read_text()
+        lines = [line for line in text.splitlines() if line.strip()]
+        assert len(lines) == len(set(lines)) and "<<<<<<<" not in text, text
+        dana, tom = text.split("## Dana")[1].split("## Tom")
+        assert "- Dana A keeps bees." in dana and "- Dana B keeps bees." in dana, text
+        assert "- Tom A sails." in tom and "- Tom B sails." in tom, text
+    assert "needs you" not in a.cli("status").stdout

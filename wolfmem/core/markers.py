@@ -13,7 +13,11 @@ An unresolved merge leaves hunks in the file:
 A hunk is resolved by keeping both sides' lines, the first side's first, each line once, without the
 marker lines; a line the common version held (diff3 style) that one side removed stays removed. That is
 right only where a line is a fact on its own: in a knowledge file, when every non-blank line of both sides
-is a list item; in an episode log (append-only blocks), always. Any other hunk (a heading, prose, a
+is a list item; in an episode log (append-only blocks), always. A knowledge hunk of list items and `##`
+headings where one side's headings are all among the other's (two machines saved into the same new
+sections at the end of a file) is the union of both sides section by section, as a conflict copy is
+merged (`core.merge.merge_copy`): each side's facts under their own heading, each heading once. Any other
+hunk (headings only one side each has, which may be a rename; a `#` title or a deeper heading; prose; a
 half-rewritten paragraph) is left as it is and reported: it needs a person.
 """
 
@@ -21,12 +25,16 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _OPEN, _BASE, _SPLIT, _CLOSE = (re.compile(p) for p in (r"^<{7}(?: .*)?$", r"^\|{7}(?: .*)?$", r"^={7}$",
                                                           r"^>{7}(?: .*)?$"))
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _LIST_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+_SECTION = re.compile(r"^ {0,3}##(?:[ \t]|$)")
+# Two texts merged section by section, less the lines `gone` says stay out (core.merge.merge_copy's text).
+Union = Callable[[str, str, Callable[[str], bool]], str]
 
 
 @dataclass(frozen=True)
@@ -44,6 +52,18 @@ class Hunk:
         """Whether every non-blank line of both sides is a list item (one fact per line)."""
         return all(_LIST_ITEM.match(line) for line in (*self.ours, *self.theirs) if line.strip())
 
+    def sections_of_facts(self) -> bool:
+        """Whether every non-blank line of both sides is a list item or a `##` heading, and no heading was renamed.
+
+        A heading only one side has, while the other has one only it has, may be a rename (`## Tom` and
+        `## Thomas`): that needs a person. Headings one side adds to the other's are new sections.
+        """
+        lines = (*self.ours, *self.theirs)
+        if not all(_LIST_ITEM.match(line) or _SECTION.match(line) for line in lines if line.strip()):
+            return False
+        ours, theirs = ({line.strip() for line in side if _SECTION.match(line)} for side in (self.ours, self.theirs))
+        return ours <= theirs or theirs <= ours
+
     def resolved(self) -> list[str]:
         """Both sides' lines, the first's first, each once; what one side removed from the base stays removed."""
         base = Counter(self.base or ())
@@ -55,6 +75,17 @@ class Hunk:
                 continue
             kept.append(line)
         return kept
+
+    def resolved_by_section(self, union: Union) -> list[str]:
+        """Both sides' lines, the first side's as they are and the other's under their own `##` headings, each once.
+
+        `union(current, copy, gone)` is that merge of two texts (`core.merge.merge_copy`'s text); as in
+        `resolved`, a line the common version held that one side removed stays removed.
+        """
+        base, ours, theirs = Counter(self.base or ()), Counter(self.ours), Counter(self.theirs)
+        merged = union("".join(line + "\n" for line in self.ours), "".join(line + "\n" for line in self.theirs),
+                       lambda line: bool(base[line]) and not (ours[line] and theirs[line]))
+        return merged.splitlines()
 
 
 @dataclass(frozen=True)
@@ -126,8 +157,11 @@ def without_markers(text: str) -> str:
                    for number, line in enumerate(lines, 1))
 
 
-def resolve(text: str, *, facts_only: bool = True) -> Resolution:
-    """Resolve each hunk that is a list of facts on both sides (every hunk, with facts_only=False)."""
+def resolve(text: str, *, facts_only: bool = True, union: Union | None = None) -> Resolution:
+    """Resolve each hunk that is a list of facts on both sides (every hunk, with facts_only=False).
+
+    With `union`, a hunk of facts and `##` headings is resolved too, section by section.
+    """
     found = hunks(text)
     if not found:
         return Resolution(text)
@@ -138,11 +172,13 @@ def resolve(text: str, *, facts_only: bool = True) -> Resolution:
     at = 0
     for hunk in found:
         out += lines[at:hunk.start - 1]
-        if facts_only and not hunk.facts_only():
+        if not facts_only or hunk.facts_only():
+            out += [line + newline for line in hunk.resolved()]
+        elif union is not None and hunk.sections_of_facts():
+            out += [line + newline for line in hunk.resolved_by_section(union)]
+        else:
             unresolved.append(hunk)
             out += lines[hunk.start - 1:hunk.end]
-        else:
-            out += [line + newline for line in hunk.resolved()]
         at = hunk.end
     out += lines[at:]
     return Resolution("".join(out), len(found) - len(unresolved), unresolved)

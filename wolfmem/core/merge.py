@@ -2,9 +2,12 @@
 
 `merge3(base, ours, theirs)` is diff3 on lines, as git does it: a region only one side changed takes
 that side; a region both changed the same way takes it once; a region both changed differently is a
-conflict, which never drops a line: it keeps `theirs` (the person's lines, in their order) followed by
-the lines `ours` added there, and no marker lines are written. Lines compare without their line
-ending, and the result uses `theirs`' line ending, so an editor that converts endings is no conflict.
+conflict, resolved without marker lines: `theirs` (the person's lines, in their order) less the facts of
+`base` that `ours` took out (updated, forgotten, merged) and `theirs` only kept, then the lines `ours`
+added there. Lines compare without their line ending, so an editor that converts endings is no conflict;
+every line of `theirs` the merge keeps keeps its own bytes, ending included (a file with some CRLF and
+some LF lines stays so), and a line only `ours` gives takes `theirs`' line ending (its first, as a save
+does).
 
 `choose_base(theirs, versions)` is the version a person's editor most likely loaded: the one whose
 non-blank lines differ least (as multisets) from what it wrote, the newest on a tie.
@@ -42,25 +45,44 @@ class MergeResult:
 
 
 def merge3(base: str, ours: str, theirs: str) -> MergeResult:
-    """Merge the change from base to ours into theirs, line by line, never dropping a line of either side."""
+    """Merge the change from base to ours into theirs, line by line, never dropping a line theirs changed or added."""
     b, o, t = _lines(base), _lines(ours), _lines(theirs)
+    raw_t = split_lines(theirs)
     merged: list[str] = []
     conflicts: list[Conflict] = []
     bz = oz = tz = 0
     for bstart, bend, ostart, oend, tstart, tend in _sync_regions(b, o, t):
         base_part, our_part, their_part = b[bz:bstart], o[oz:ostart], t[tz:tstart]
-        if our_part == base_part:
-            merged += their_part
-        elif their_part == base_part or our_part == their_part:
-            merged += our_part
+        if our_part in (base_part, their_part):
+            merged += raw_t[tz:tstart]
+        elif their_part == base_part:
+            merged += _as_theirs(our_part, raw_t[tz:tstart])
         else:
             added = Counter(our_part) - Counter(base_part) - Counter(their_part)
             ours_added = [line for line in our_part if _take(added, line)]
-            conflicts.append(Conflict(len(merged) + 1, len(their_part) + len(ours_added)))
-            merged += their_part + ours_added
-        merged += b[bstart:bend]
+            # A fact of base's that ours took out (updated, forgotten, merged) and theirs only kept stays out.
+            dropped = Counter({line: n for line, n in (Counter(base_part) - Counter(our_part)).items() if _fact(line)})
+            dropped &= Counter(their_part) & Counter(base_part)
+            their_raw = raw_t[tz:tstart]
+            theirs_kept = [raw for line, raw in zip(their_part, their_raw, strict=True) if not _take(dropped, line)]
+            conflicts.append(Conflict(len(merged) + 1, len(theirs_kept) + len(ours_added)))
+            merged += theirs_kept + ours_added
+        merged += raw_t[tstart:tend]
         bz, oz, tz = bend, oend, tend
     return MergeResult(_join(merged, theirs if theirs else ours), conflicts)
+
+
+def _fact(line: str) -> bool:
+    """Whether a line may be a fact (neither blank nor a heading): structure is never dropped from a conflict."""
+    return bool(line.strip()) and not line.lstrip().startswith("#")
+
+
+def _as_theirs(lines: list[str], theirs: list[str]) -> list[str]:
+    """Lines (without endings), each as theirs wrote it, ending included, where theirs holds a line of that text."""
+    pool: dict[str, list[str]] = {}
+    for raw in reversed(theirs):
+        pool.setdefault(raw.rstrip("\r\n"), []).append(raw)
+    return [pool[line].pop() if pool.get(line) else line for line in lines]
 
 
 def choose_base(theirs: str, versions: Iterable[tuple[K, str]]) -> K | None:
@@ -88,10 +110,13 @@ def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _li
     line: the merge starts as the current file does, with one only if it had one.
     """
     bom = BOM if current.startswith(BOM) else ""
+    raw_cur = split_lines(current.removeprefix(BOM))
     cur, other = _lines(current.removeprefix(BOM)), _lines(copy.removeprefix(BOM))
     only_cur = Counter(cur) - Counter(other)
     missing = Counter(other) - Counter(cur)
-    out = [line for line in cur if not (line.strip() and only_cur[line] and gone(line) and _take(only_cur, line))]
+    # The current file's lines as they are (endings included); the copy's lines take the file's line ending.
+    out = [raw for line, raw in zip(cur, raw_cur, strict=True)
+           if not (line.strip() and only_cur[line] and gone(line) and _take(only_cur, line))]
     extras: dict[str, list[str]] = {}
     headings: dict[str, str] = {}
     for key, start, end in _spans(other):
@@ -99,7 +124,8 @@ def merge_copy(current: str, copy: str, gone: Callable[[str], bool] = lambda _li
         body = other[start + 1 if key else start:end]
         extras.setdefault(key, []).extend(
             line for line in body if line.strip() and not gone(line) and _take(missing, line))
-    spans = {key: (start, end) for key, start, end in reversed(_spans(out))}  # the first section of a name
+    # the first section of a name
+    spans = {key: (start, end) for key, start, end in reversed(_spans([line.rstrip("\r\n") for line in out]))}
     for key in sorted((k for k in extras if k in spans and extras[k]), key=lambda k: -spans[k][1]):
         start, end = spans[key]
         at = next((n for n in range(end, start, -1) if out[n - 1].strip()), start + (1 if key else 0))
@@ -164,9 +190,14 @@ def _sync_regions(b: Sequence[str], o: Sequence[str], t: Sequence[str]) -> list[
 
 
 def _join(lines: list[str], model: str) -> str:
-    """Lines joined with the model text's line ending, ending with one when the model does (or is empty)."""
+    """Lines joined into text: a line that has its ending keeps it, one without takes the model text's.
+
+    The text ends with a line ending when the model does (or is empty), and otherwise without one.
+    """
     if not lines:
         return ""
     newline = newline_of(model) if model else "\n"
     ends = not model or model.endswith(("\n", "\r"))
-    return newline.join(lines) + (newline if ends else "")
+    last = lines[-1] if ends and lines[-1].endswith(("\n", "\r")) else lines[-1].rstrip("\r\n") + newline
+    text = "".join(line if line.endswith(("\n", "\r")) else line + newline for line in lines[:-1])
+    return text + (last if ends else last.rstrip("\r\n"))

@@ -78,7 +78,7 @@ class Memory:
         self.hybrid = _open_hybrid(self.config, self.vault, self.index)
         self._saver = Saver(self.writer, self.syncer, self.state, clock, refresh=self._refresh_for_save,
                             similar=self.hybrid.similar if self.hybrid is not None else None,
-                            archived=self.archive.records)
+                            archive=self.archive)
         # An outside write (an editor's stale buffer, a git checkout) that dropped lines wolfmem wrote is
         # merged back wherever it is first noticed: by a sync (the watcher, a search) or by the next write.
         self.reconciler = Reconciler(self.writer, self.archive, self.history, self.state, clock)

@@ -21,14 +21,14 @@ from wolfmem.core.facts import (
     text_problem,
 )
 from wolfmem.core.untrusted import looks_like_instruction
-from wolfmem.errors import FileTooLarge, InvalidFact, StorageError, UsageError, shown
+from wolfmem.errors import FileTooLarge, InvalidFact, StorageError, UsageError, WolfmemError, shown
 from wolfmem.limits import MAX_REQUEST_ID_CHARS, MAX_TOPIC_CHARS, curated_file_problem
 from wolfmem.memory.receipts import Receipt, Replays
 from wolfmem.memory.refs import make_ref
 from wolfmem.search import query
 from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer
-from wolfmem.storage.archive import ArchivedFact
+from wolfmem.storage.archive import Archive, ArchivedFact, Reason
 from wolfmem.storage.history import HAND_EDIT
 from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, template_text
@@ -99,7 +99,7 @@ class Saver:
         clock: Callable[[], datetime],
         similar: Callable[[str], list[IndexHit]] | None = None,
         refresh: Callable[[], object] | None = None,
-        archived: Callable[[], list[ArchivedFact]] | None = None,
+        archive: Archive | None = None,
     ) -> None:
         self.writer = writer
         self.syncer = syncer
@@ -110,8 +110,10 @@ class Saver:
         # Dedup compares against the curated files only, so only they must be fresh; a watching
         # Memory passes its own sync, which re-reads just the files its inotify queue names.
         self.refresh = refresh or (lambda: syncer.sync(only=CURATED_PATHS))
-        # The archive's records let a replay say why a fact it saved is gone.
-        self.replays = Replays(writer, state, clock, archived or (lambda: []), self.refresh)
+        # The archive's records let a replay say why a fact it saved is gone; a fact saved again after it
+        # left its file is recorded there as back (or a conflict copy's merge would take it out again).
+        self.archive = archive
+        self.replays = Replays(writer, state, clock, archive.records if archive else (lambda: []), self.refresh)
 
     # -- memory_save ----------------------------------------------------------
     def save(self, fact: str, type_name: str, topic: str | None, request_id: str | None) -> Receipt:
@@ -277,10 +279,24 @@ class Saver:
         except _Answered as answer:
             return answer.receipt
         assert written.detail is not None
+        unrecorded.extend(self._back_from_archive(rel, key, sentence, written.detail.section))
         if not unrecorded:
             return written.detail
         warning = "saved, but on this machine " + "; ".join(unrecorded)
         return replace(written.detail, warning=warning, message=f"{written.detail.message} Warning: {warning}.")
+
+    def _back_from_archive(self, rel: str, key: str, sentence: str, section: str) -> list[str]:
+        """Record a fact the archive says left rel on purpose as back in it (saved again); what could not be."""
+        if self.archive is None:
+            return []
+        try:
+            if key in self.archive.left(rel):
+                self.archive.add([ArchivedFact(sentence, rel, section, self.clock().date().isoformat(),
+                                               Reason.RESTORED, why="saved again", by="save")])
+        except WolfmemError as exc:
+            log.warning("saved, but the archive does not say it is back in %s (%s)", rel, exc)
+            return [f"the archive does not say it is back ({exc})"]
+        return []
 
     @staticmethod
     def _saved(rel: str, line: int, heading: str, contradicted: list[str]) -> Receipt:

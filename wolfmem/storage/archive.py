@@ -7,8 +7,10 @@ knowledge file it is appended here, one line per fact, to `consolidated/archive-
 
 The visible text is the fact itself (what search matches); the comment carries where it lived, when,
 why, and the line it was merged into or superseded by, so `restore --fact REF` can put it back.
-Restores and forgets are recorded the same way, so the latest record of a fact says whether it is
-currently forgotten (curation must not bring a forgotten fact back from old episodes).
+Restores and forgets are recorded the same way, and so is a save of a fact that had left its file (as
+restored, "saved again"), so the latest record of a fact says whether it is currently forgotten (curation
+must not bring a forgotten fact back from old episodes) or gone on purpose (a conflict copy's merge keeps
+it out).
 """
 
 from __future__ import annotations
@@ -126,6 +128,9 @@ class Archive:
     def __init__(self, writer: VaultWriter, clock: Callable[[], datetime]) -> None:
         self.writer = writer
         self.clock = clock
+        # Each file's facts by key → their latest record's reason, as of the archive files' names and sizes
+        # (append-only: a size that did not change is a file that did not).
+        self._latest: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Reason]]] = ((), {})
 
     def add(self, records: list[ArchivedFact]) -> list[str]:
         """Append records to this month's archive file; return the ref of each new line."""
@@ -141,6 +146,21 @@ class Archive:
         written = self.writer.edit(rel, append, cause=Cause.ARCHIVE)
         assert written.detail is not None
         return [f"file:{rel}#L{written.detail + offset}" for offset in range(len(records))]
+
+    def left(self, rel: str) -> set[str]:
+        """Keys of the facts whose latest record for file `rel` says they left it (not restored or saved since)."""
+        try:
+            names = self.writer.vault.names(ARCHIVE_DIR, f"{ARCHIVE_PREFIX}*.md")
+            seen = tuple((name, self.writer.vault.size(name)) for name in names if is_archive(name))
+        except (OSError, WolfmemError):
+            seen = ()
+        cached, latest = self._latest
+        if seen != cached or not seen:
+            latest = {}
+            for record in self.records():
+                latest.setdefault(record.file, {})[record.key] = record.reason
+            self._latest = (seen, latest)
+        return {key for key, reason in latest.get(rel, {}).items() if reason is not Reason.RESTORED}
 
     def records(self) -> list[ArchivedFact]:
         """Every record in every archive file, oldest first."""

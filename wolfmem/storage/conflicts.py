@@ -1,7 +1,8 @@
 """Sync engines' conflict artefacts, merged back: conflict copies of notes, and git's conflict markers.
 
 A conflict copy (see `core.syncnames`) of a knowledge file or an episode log is merged into its file with
-`core.merge.merge_copy` (the union of both sides, less the facts the archive says left on purpose),
+`core.merge.merge_copy` (the union of both sides, less the facts the archive says left on purpose; a copy
+of one of the archive's monthly files keeps every record of both),
 through the writer, as a version of cause "put back". The copy is then moved out of the
 searchable vault to `.wolfmem/conflicts/YYYY-MM/<its name>` (hidden, so never indexed, and synced, so a
 person on any machine can open it or copy it back). A copy that is not UTF-8, or whose file is no note
@@ -23,12 +24,13 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from wolfmem.core.facts import fact_key
 from wolfmem.core.markdown import content_lines, parse
 from wolfmem.core.markers import resolve
 from wolfmem.core.merge import merge_copy
 from wolfmem.core.syncnames import conflict_name
 from wolfmem.errors import WolfmemError
-from wolfmem.storage.archive import Archive, Reason
+from wolfmem.storage.archive import Archive
 from wolfmem.storage.vault import source_of
 from wolfmem.storage.writer import Cause, Edit, VaultWriter, Written
 
@@ -89,7 +91,7 @@ class SyncConflicts:
         name = conflict_name(rel)
         assert name is not None
         target = name.original
-        if source_of(target) not in ("knowledge", "episodes") or not target.lower().endswith(".md"):
+        if source_of(target) not in ("knowledge", "episodes", "archive") or not target.lower().endswith(".md"):
             self._needs_person(rel, f"a {name.engine} conflict copy of {target}, which wolfmem does not merge")
             return None
         data = self.writer.vault.read_or_empty(rel)
@@ -98,7 +100,8 @@ class SyncConflicts:
         except UnicodeDecodeError:
             self._needs_person(rel, f"a {name.engine} conflict copy of {target} that is not UTF-8 text")
             return None
-        gone = self._removed_on_purpose()
+        # The archive's records are never facts gone on purpose: both machines' records are kept, each once.
+        gone = self._removed_on_purpose(target) if source_of(target) != "archive" else (lambda _line: False)
 
         def merge(current: str) -> Edit[int]:
             merged = merge_copy(current, copy, gone).text if current else copy
@@ -117,11 +120,19 @@ class SyncConflicts:
         self.writer.state.add_repair(target, repair.to_dict())
         return repair
 
-    def _removed_on_purpose(self) -> Callable[[str], bool]:
-        """Whether a line is a fact the archive says left a file on purpose (on any machine: it is synced)."""
-        latest = {record.fact: record.reason for record in self.archive.records()}  # oldest first: the last wins
-        texts = {fact for fact, reason in latest.items() if reason is not Reason.RESTORED}
-        return lambda line: bool(parse(line).facts) and parse(line).facts[0].text in texts
+    def _removed_on_purpose(self, rel: str) -> Callable[[str], bool]:
+        """Whether a line is a fact the archive says left rel on purpose (on any machine: it is synced).
+
+        Only its latest record for rel counts: a fact moved to another file, or saved again since, is no
+        fact gone from this one.
+        """
+        left = self.archive.left(rel)
+
+        def gone(line: str) -> bool:
+            facts = parse(line).facts
+            return bool(facts) and fact_key(facts[0].text) in left
+
+        return gone
 
     def _archive(self, rel: str, data: bytes) -> str:
         """Move a merged copy to .wolfmem/conflicts/YYYY-MM/ (its name kept, numbered if taken); where it went."""
@@ -140,7 +151,8 @@ class SyncConflicts:
     # -- git's conflict markers -----------------------------------------------------------------------
     def markers(self, rel: str, text: str) -> list[SyncRepair]:
         """Resolve the hunks of rel (holding `text`) that are lists of facts; note the others for a person."""
-        result = resolve(text, facts_only=source_of(rel) == "knowledge")
+        result = resolve(text, facts_only=source_of(rel) == "knowledge",
+                         union=lambda current, copy, gone: merge_copy(current, copy, gone).text)
         if result.unresolved:
             hunks = ", ".join(f"lines {hunk.start}-{hunk.end}" for hunk in result.unresolved)
             self._needs_person(rel, f"git conflict markers around more than a list of facts ({hunks}); "

@@ -14,14 +14,17 @@ curation the editor could not have read) on top of theirs, keeping every line th
 result is written through the writer (compare-and-exchange: only over exactly theirs), as a version of
 its own cause, "put back". wolfmem's lines the person removed from a version that held them (base) were
 removed knowingly: they go to the archive as "removed by hand". A line put back once and removed again
-is obeyed, never put back twice, when that write removes lines and adds none (a stale buffer written
-again adds the person's new lines and is put back again), so a person can always win. Every repair is logged at WARNING,
-recorded for `wolfmem status`, and handed once to the next agent call that touches the file.
+is obeyed, never put back twice, when that write is its base exactly (nothing else changed), so a person
+can always win. A buffer the person changed that lacked wolfmem's lines is a stale one: its revision is
+remembered, and a write started from it (the same buffer again, byte for byte, with more lines or fewer)
+gets the lines put back again. Every repair is logged at WARNING, recorded for `wolfmem status`, and
+handed once to the next agent call that touches the file.
 """
 
 from __future__ import annotations
 
 import enum
+import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -201,16 +204,21 @@ class Reconciler:
         kept = [(version, text.decode("utf-8", errors="replace")) for version, text in self.history.texts(rel, BASES)]
         base_id = choose_base(theirs, [(version.id, text) for version, text in kept])
         base = _loaded_base(kept, base_id, theirs, own, affirmed, self.clock())
-        return self._repair(rel, data, theirs, ours, base, own)
+        stale = any(version.id == base_id and self.state.is_stale_buffer(rel, version.revision) for version, _ in kept)
+        return self._repair(rel, data, theirs, ours, base, own, stale)
 
-    def _repair(self, rel: str, data: bytes, theirs: str, ours: str, base: str | None, own: set[str]) -> list[Repair]:
+    def _repair(
+        self, rel: str, data: bytes, theirs: str, ours: str, base: str | None, own: set[str], stale: bool,
+    ) -> list[Repair]:
         base = ours if base is None else base
         merged = merge3(base, ours, theirs).text
-        # A line put back once and removed again is obeyed only by a write that removes and adds nothing else
-        # (theirs is its base less some lines): a stale buffer written again adds the person's new lines,
-        # and it never held what was put back.
-        only_removes = not Counter(content_lines(theirs)) - Counter(content_lines(base))
-        again = self.state.put_back_hashes(rel) if only_removes else set()
+        # A line put back once and removed again is obeyed only by a write that is its base as it was (an old
+        # version written back: a checkout, an unmodified buffer, or the person deleting exactly that line
+        # again), and whose base is no stale buffer lines were put back over. A buffer the person edited that
+        # lacked wolfmem's lines is a stale one; written again (with new lines, with fewer, or byte for byte,
+        # as vim's `:w!` and nano's ^O do after the "file changed" warning), it never held what was put back.
+        edited = Counter(content_lines(theirs)) != Counter(content_lines(base))
+        again = self.state.put_back_hashes(rel) if not edited and not stale else set()
         merged, obeyed = _drop_repeated(merged, theirs, again)
         now = self.clock()
         present = set(content_lines(theirs))
@@ -224,8 +232,10 @@ class Reconciler:
                 return []  # the file changed again meanwhile: the next look merges that version
             first, last, count = _added_span(theirs, merged)
             # Facts only: a heading put back again is where the next put-back facts belong.
-            put = [line for line in content_lines(merged) if line not in present and not line.lstrip().startswith("#")]
+            put = [line for line in content_lines(merged) if line not in present and not _is_heading(line)]
             self.state.note_put_back(rel, put, ())
+            if edited or stale:  # a buffer the person edited that lacked wolfmem's lines: a stale one
+                self.state.note_stale_buffer(rel, content_hash(data))
             repairs.append(Repair(Kind.PUT_BACK, rel, first, last, count, now.isoformat(timespec="seconds")))
         elif not self.history.note(rel, data, HAND_EDIT, now):
             return []  # another process saw this version first and did the bookkeeping
@@ -295,7 +305,10 @@ def _removed(base: str, ours: str, merged: str, own: set[str]) -> set[str]:
 
 
 def _drop_repeated(merged: str, theirs: str, again: set[str]) -> tuple[str, set[str]]:
-    """The merge without lines put back once already and removed again (obeyed), and those lines."""
+    """The merge without lines put back once already and removed again (obeyed), and those lines.
+
+    A heading the merge added for them goes too when its section is left empty, with the blank lines it added.
+    """
     if not again:
         return merged, set()
     extra = Counter(content_lines(merged)) - Counter(content_lines(theirs))
@@ -303,14 +316,40 @@ def _drop_repeated(merged: str, theirs: str, again: set[str]) -> tuple[str, set[
     if not obeyed:
         return merged, set()
     drop = Counter({line: extra[line] for line in obeyed})
-    kept = []
-    for line in reversed(markdown.split_lines(merged)):
+    kept = [line for line in reversed(markdown.split_lines(merged)) if not _take(drop, line.rstrip())][::-1]
+    return _without_empty_headings(kept, theirs), obeyed
+
+
+def _without_empty_headings(lines: list[str], theirs: str) -> str:
+    """Lines joined, less each heading theirs lacks that heads only blank lines, and the blank lines it brought."""
+    extra = Counter(line.rstrip() for line in lines) - Counter(line.rstrip() for line in markdown.split_lines(theirs))
+    out: list[str] = []
+    skipping = False
+    for at, line in enumerate(lines):
         key = line.rstrip()
-        if drop[key] > 0:
-            drop[key] -= 1
+        if _is_heading(key):
+            body = itertools.takewhile(lambda later: not _is_heading(later), lines[at + 1:])
+            skipping = extra[key] > 0 and not any(later.strip() for later in body)
+            if skipping:
+                extra[key] -= 1
+                if out and not out[-1].strip() and _take(extra, ""):
+                    out.pop()
+                continue
+        elif skipping and not key and _take(extra, ""):
             continue
-        kept.append(line)
-    return "".join(reversed(kept)), obeyed
+        out.append(line)
+    return "".join(out)
+
+
+def _is_heading(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _take(counts: Counter[str], key: str) -> bool:
+    if counts[key] > 0:
+        counts[key] -= 1
+        return True
+    return False
 
 
 def _added_span(theirs: str, merged: str) -> tuple[int, int, int]:

@@ -3,6 +3,7 @@
 - displaced: versions of files an exchange swapped out but kept, with the bytes each held then;
 - inodes: the inode numbers each file had lately, which a new version of it must not take again;
 - put_back: the lines (by hash) wolfmem put back after an editor dropped them, never put back twice;
+- stale_buffers: versions written from an editor's stale buffer, lines put back over them;
 - unchecked: files whose outside change is still to be checked (their lock was busy);
 - affirmed: lines a save found already on file (its receipt says "duplicate"), until the next outside write;
 - repairs: what was put back or archived as "removed by hand", for `status` and the next agent call.
@@ -25,6 +26,8 @@ KEPT_REPAIRS = 200
 # Inode numbers remembered per file: more than the saves an editor's buffer can sit through unnoticed
 # in any test or bench (50 in a row), at a few bytes each.
 RECENT_INODES = 64
+# Stale buffers remembered per file: each is one write of a person's that lines were put back over.
+RECENT_STALE_BUFFERS = 64
 
 
 def line_hash(line: str) -> str:
@@ -106,6 +109,25 @@ class RepairRecords:
         with self._connect() as db:
             db.executemany("DELETE FROM put_back WHERE path = ? AND hash = ?", ((path, line_hash(x)) for x in obeyed))
             db.executemany("INSERT OR IGNORE INTO put_back VALUES (?, ?)", ((path, line_hash(x)) for x in put))
+
+    @guarded
+    def note_stale_buffer(self, path: str, revision: str) -> None:
+        """Remember that the version `revision` of a file was written from a stale buffer (the newest few kept)."""
+        with self._connect() as db:
+            db.execute("DELETE FROM stale_buffers WHERE path = ? AND revision = ?", (path, revision))
+            db.execute("INSERT INTO stale_buffers (path, revision) VALUES (?, ?)", (path, revision))
+            db.execute(
+                "DELETE FROM stale_buffers WHERE path = ? AND seq NOT IN "
+                "(SELECT seq FROM stale_buffers WHERE path = ? ORDER BY seq DESC LIMIT ?)",
+                (path, path, RECENT_STALE_BUFFERS),
+            )
+
+    @guarded
+    def is_stale_buffer(self, path: str, revision: str) -> bool:
+        """Whether the version `revision` of a file was written from a stale buffer (`note_stale_buffer`)."""
+        with self._connect(reading=True) as db:
+            return db.execute("SELECT 1 FROM stale_buffers WHERE path = ? AND revision = ?",
+                              (path, revision)).fetchone() is not None
 
     @guarded
     def note_affirmed(self, path: str, line: str) -> None:

@@ -11,13 +11,15 @@
 - inodes: the inode numbers each file had lately, which a new version of it must not take again;
 - put_back: the lines (by hash) wolfmem put back into a file after an editor dropped them: removed
   again, they are obeyed, never put back twice;
+- stale_buffers: the versions (by revision) of a file written from an editor's stale buffer, lines put back
+  over them: a write started from one is that buffer written again, whose lines are put back again;
 - repairs: what wolfmem put back or archived as "removed by hand" after an outside write, for the
   log of `status` and the one notice the next agent call touching the file gets;
 - outbox: provenance changes (snapshot and first-seen) not yet published to the vault's
   `.wolfmem/provenance/` log, where another machine that takes over curation reads them;
 - meta: the day wolfmem created the vault here (its first day: no night before it is curated).
 
-The methods of displaced, inodes, put_back, unchecked and repairs are in `storage/repairrecords.py`.
+The methods of displaced, inodes, put_back, stale_buffers, unchecked and repairs are in `storage/repairrecords.py`.
 Every method fails only with WolfmemErrors; a damaged file is moved aside and recreated empty (see db.py).
 """
 
@@ -57,6 +59,8 @@ CREATE TABLE IF NOT EXISTS displaced (rel TEXT PRIMARY KEY, path TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS inodes (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, ino INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS inodes_by_path ON inodes (path, seq);
 CREATE TABLE IF NOT EXISTS put_back (path TEXT NOT NULL, hash TEXT NOT NULL, PRIMARY KEY (path, hash));
+CREATE TABLE IF NOT EXISTS stale_buffers (seq INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL,
+                                          revision TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS unchecked (path TEXT PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS affirmed (path TEXT NOT NULL, line TEXT NOT NULL, PRIMARY KEY (path, line));
 CREATE TABLE IF NOT EXISTS repairs (id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, record TEXT NOT NULL,

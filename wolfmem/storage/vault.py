@@ -15,7 +15,7 @@ from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
-from wolfmem.core.syncnames import is_conflict_copy
+from wolfmem.core.syncnames import conflict_name, is_conflict_copy
 from wolfmem.errors import (
     LinkOutside,
     NotAVault,
@@ -71,6 +71,12 @@ def episode_date(rel: str) -> str | None:
 def is_archive(rel: str) -> bool:
     """Whether a vault-relative path is one of the monthly archive files of facts that left knowledge/."""
     return bool(_ARCHIVE_NAME.match(rel))
+
+
+def _copy_of(rel: str) -> str:
+    """The file a conflict copy is a copy of ("" when rel is no conflict copy)."""
+    name = conflict_name(rel)
+    return name.original if name is not None else ""
 
 
 def source_of(rel: str) -> str:
@@ -349,9 +355,11 @@ class Vault:
             return False
 
     def conflict_copies(self) -> list[str]:
-        """Sync engines' conflict copies under knowledge/ and episodes/ (never notes; storage/conflicts.py)."""
-        return sorted(rel for top in ("knowledge", "episodes") for rel, info in self._confined.tree(top)
+        """Sync engines' conflict copies under knowledge/ and episodes/, and of the archive's files (never notes;
+        storage/conflicts.py)."""
+        return sorted(rel for top in ("knowledge", "episodes", "consolidated") for rel, info in self._confined.tree(top)
                       if stat.S_ISREG(info.st_mode) and is_conflict_copy(rel)
+                      and (top != "consolidated" or is_archive(_copy_of(rel)))
                       and not any(part.startswith(".") for part in rel.split("/")))
 
     # -- writing --------------------------------------------------------------

@@ -27,6 +27,7 @@ from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
 from wolfmem.mcp.explain import explain_refusals
+from wolfmem.mcp.inflight import InFlight, Replies
 from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
 from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
@@ -276,13 +277,15 @@ async def _serve(memory: Memory) -> None:
         try:
             with serving:
                 answers, answered = anyio.create_memory_object_stream[SessionMessage](100)
-                lines: Any = stdin_lines(answers)  # the SDK takes any async iterable of lines
+                inflight = InFlight()
+                lines: Any = stdin_lines(answers, inflight)  # the SDK takes any async iterable of lines
                 async with (
                     stdio_server(stdin=lines) as (read_stream, write_stream),
                     anyio.create_task_group() as wire,
                 ):
-                    wire.start_soon(answer, answered, write_stream)
-                    await server.run(read_stream, write_stream, server.create_initialization_options())
+                    replies = Replies(write_stream, inflight)
+                    wire.start_soon(answer, answered, replies)
+                    await server.run(read_stream, replies, server.create_initialization_options())
                     wire.cancel_scope.cancel()
         finally:
             root.removeHandler(link)

@@ -3,7 +3,8 @@
 The SDK reads stdin in a worker thread that the interpreter joins at exit, so a server told to
 stop kept running until the client closed stdin. Here a daemon thread reads it, and SIGINT or
 SIGTERM cancels the serving scope: calls in flight stop at their next checkpoint, or finish a
-write they have begun, and the process exits.
+write they have begun, and the process exits. EOF instead lets every call read before it finish and
+be answered (inflight.py), as `wolfmem mcp < requests.jsonl` needs.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from wolfmem.mcp import wire
+from wolfmem.mcp.inflight import InFlight
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +31,12 @@ CHUNK_BYTES = 1 << 16
 FORCED_EXIT = 130
 
 
-async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], fd: int = 0) -> AsyncIterator[str]:
+async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], inflight: InFlight,
+                      fd: int = 0) -> AsyncIterator[str]:
     """The lines of `fd` (stdin) the SDK can read, read by a daemon thread the interpreter does not wait for.
 
     Every other line is screened out (wire.screen): its errors go to `answers`, and it is logged.
+    At EOF the lines end only once every request read has had its reply (`inflight`).
     """
     send, receive = anyio.create_memory_object_stream[str](1)
     token = anyio.lowlevel.current_token()
@@ -50,17 +54,25 @@ async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], fd: int =
     async with receive, answers:
         async for line in receive:
             screened = wire.screen(line)
-            if screened.line is not None:
+            if screened.line is not None and screened.message is not None:
+                inflight.read(screened.message)
                 yield screened.line
                 continue
             if screened.problem is None:
                 continue  # a blank line
             for reply in screened.replies:
+                inflight.owe(reply.id)
                 await answers.send(SessionMessage(reply))
             answered = f"answered id {', '.join(map(json.dumps, screened.ids))} with an error" if screened.ids \
                 else "it has no id to answer"
             log.warning("refused a line from the client (%s): %s; %s", screened.problem, wire.quote(line), answered)
-    log.info("stdin closed: the client is gone; stopping")
+        if not inflight.owed:
+            log.info("stdin closed: the client is gone; stopping")
+        else:
+            owed = inflight.owed
+            log.info("stdin closed: answering the %s read before it, then stopping",
+                     "request" if owed == 1 else f"{owed} requests")
+            await inflight.drained()
 
 
 def _read_lines(fd: int) -> Iterator[str]:

@@ -37,6 +37,7 @@ class Screened:
     """What to do with one line: pass it on, answer it with errors, and what to log."""
 
     line: str | None = None  # the line for the SDK, unchanged
+    message: types.JSONRPCMessage | None = None  # the line as the SDK reads it, when passed on
     replies: tuple[types.JSONRPCError, ...] = ()
     problem: str | None = None  # why the line is not passed on
     ids: tuple[Any, ...] = ()  # the ids answered, for the log
@@ -55,7 +56,7 @@ def screen(line: str) -> Screened:
         # and a notification gets no reply: the client would wait for ever.
         return _answer(INVALID_REQUEST, "the id must be a string or an integer; a notification has no id at all",
                        [None])
-    return Screened(line=line)
+    return Screened(line=line, message=message)
 
 
 def _refuse(line: str, invalid: ValidationError) -> Screened:

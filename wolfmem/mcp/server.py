@@ -238,16 +238,20 @@ def _mcp_tool(tool: tool_catalog.Tool) -> types.Tool:
     )
 
 
-def serve(memory: Memory) -> None:
-    """Serve MCP over stdin/stdout until EOF, SIGINT or SIGTERM. Logs go to stderr, never stdout."""
+def serve(memory: Memory) -> int | None:
+    """Serve MCP over stdin/stdout until EOF, SIGINT or SIGTERM; the signal that stopped it, if one did.
+
+    Logs go to stderr, never stdout.
+    """
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("wolfmem")
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     log.info("serving MCP over stdio for vault %s (pid %d)", memory.vault.root, os.getpid())
+    heard: list[int] = []
     try:
-        anyio.run(_serve, memory)
+        anyio.run(_serve, memory, heard)
     except* BrokenPipeError:
         # A killed client closes its end of stdout; the next reply meets the closed pipe. That is
         # a normal end, as EOF on stdin is, not a crash.
@@ -255,6 +259,7 @@ def serve(memory: Memory) -> None:
         # Nothing more can reach it, and a flush at exit would fail the same way.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     log.info("stopped")
+    return heard[0] if heard else None
 
 
 def _link(memory: Memory) -> ClientLink:
@@ -262,7 +267,7 @@ def _link(memory: Memory) -> ClientLink:
     return ClientLink(Subscriptions(lambda uri: mcp_resources.read(memory, uri)))
 
 
-async def _serve(memory: Memory) -> None:
+async def _serve(memory: Memory, heard: list[int]) -> None:
     link = _link(memory)
     server = build_server(memory, link)
     root = logging.getLogger("wolfmem")
@@ -273,7 +278,7 @@ async def _serve(memory: Memory) -> None:
         # and tells subscribed clients when the map or a file they read changed.
         memory.watch(link.vault_changed)
         serving = anyio.CancelScope()
-        tasks.start_soon(stop_on_signals, serving)
+        tasks.start_soon(stop_on_signals, serving, heard)
         try:
             with serving:
                 answers, answered = anyio.create_memory_object_stream[SessionMessage](100)

@@ -96,11 +96,12 @@ async def answer(answers: MemoryObjectReceiveStream[SessionMessage], write_strea
             await write_stream.send(message)
 
 
-async def stop_on_signals(serving: anyio.CancelScope) -> None:
-    """Cancel `serving` on SIGINT or SIGTERM; a second signal exits at once."""
+async def stop_on_signals(serving: anyio.CancelScope, heard: list[int]) -> None:
+    """Cancel `serving` on SIGINT or SIGTERM, noting it in `heard`; a second signal exits at once."""
     try:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
+                heard.append(signum)
                 name = signal.Signals(signum).name
                 if serving.cancel_called:
                     log.warning("received %s again; exiting now", name)

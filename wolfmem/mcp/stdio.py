@@ -15,6 +15,7 @@ import os
 import signal
 import threading
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -28,6 +29,11 @@ from wolfmem.mcp.inflight import InFlight
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 1 << 16
+# The longest line read: the largest tool call (8 queries of 20,000 characters, each \uXXXX-escaped) is
+# about 1 MB. A longer line is not held in memory (a 100 MB one cost 600 MB to parse); its start and end
+# are kept to find its id, and it is answered with an error.
+MAX_LINE_BYTES = 8 << 20
+KEPT_BYTES = 4096
 FORCED_EXIT = 130
 
 
@@ -38,7 +44,7 @@ async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], inflight:
     Every other line is screened out (wire.screen): its errors go to `answers`, and it is logged.
     At EOF the lines end only once every request read has had its reply (`inflight`).
     """
-    send, receive = anyio.create_memory_object_stream[str](1)
+    send, receive = anyio.create_memory_object_stream[str | Oversized](1)
     token = anyio.lowlevel.current_token()
 
     def pump() -> None:
@@ -53,7 +59,11 @@ async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], inflight:
     threading.Thread(target=pump, name="wolfmem-stdin", daemon=True).start()
     async with receive, answers:
         async for line in receive:
-            screened = wire.screen(line)
+            if isinstance(line, Oversized):
+                screened = wire.oversized(line.head, line.tail, line.size, MAX_LINE_BYTES)
+                line = line.head
+            else:
+                screened = wire.screen(line)
             if screened.line is not None and screened.message is not None:
                 inflight.read(screened.message)
                 yield screened.line
@@ -75,18 +85,53 @@ async def stdin_lines(answers: MemoryObjectSendStream[SessionMessage], inflight:
             await inflight.drained()
 
 
-def _read_lines(fd: int) -> Iterator[str]:
+@dataclass(frozen=True)
+class Oversized:
+    """A line over MAX_LINE_BYTES: its first and last KEPT_BYTES, and its length."""
+
+    head: str
+    tail: str
+    size: int
+
+
+class _Line:
+    """The line being read: whole up to MAX_LINE_BYTES, past that only its start, its end and its length."""
+
+    def __init__(self) -> None:
+        self.kept = bytearray()
+        self.tail = b""
+        self.size = 0
+
+    def add(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self.size <= MAX_LINE_BYTES:
+            self.kept += piece
+        else:
+            del self.kept[KEPT_BYTES:]
+        self.tail = (self.tail + piece)[-KEPT_BYTES:]
+
+    def take(self) -> str | Oversized:
+        """The line read so far, and a fresh start for the next one."""
+        if self.size <= MAX_LINE_BYTES:
+            line: str | Oversized = self.kept.decode("utf-8", errors="replace")
+        else:
+            line = Oversized(self.kept.decode("utf-8", errors="ignore"), self.tail.decode("utf-8", errors="ignore"),
+                             self.size)
+        self.kept, self.tail, self.size = bytearray(), b"", 0
+        return line
+
+
+def _read_lines(fd: int) -> Iterator[str | Oversized]:
     """Newline-separated lines from a file descriptor, decoded as UTF-8; os.read takes no lock to strand."""
-    partial = bytearray()
+    partial = _Line()
     while chunk := os.read(fd, CHUNK_BYTES):
         *complete, rest = chunk.split(b"\n")
         for piece in complete:
-            partial += piece
-            yield partial.decode("utf-8", errors="replace")
-            partial.clear()
-        partial += rest
-    if partial:
-        yield partial.decode("utf-8", errors="replace")
+            partial.add(piece)
+            yield partial.take()
+        partial.add(rest)
+    if partial.size:
+        yield partial.take()
 
 
 async def answer(answers: MemoryObjectReceiveStream[SessionMessage], write_stream: Any) -> None:

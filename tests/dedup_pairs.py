@@ -213,3 +213,20 @@ DEDUP_PAIRS += [
     ("The team that Sarah manages for Bob", "The team that Bob manages for Sarah", CON),  # a clause
     ("The engineer Sarah hired for Bob starts Monday", "The engineer Bob hired for Sarah starts Monday", CON),
 ]
+
+# A unit symbol's case is its value (megabytes / megabits, milli / mega): compared as written, while
+# every other word, an ordinal's and a clock time's letters included, is compared without case.
+DEDUP_PAIRS += [
+    ("The link is 10MB", "The link is 10Mb", CON),
+    ("The link is 10 MB", "The link is 10 Mb", CON),
+    ("The upload limit is 10mB", "The upload limit is 10MB", CON),
+    ("The cache holds 64KB", "The cache holds 64Kb", CON),
+    ("The disk is 2GB", "The disk is 2Gb", CON),
+    ("The timeout is 5ms", "The timeout is 5Ms", CON),
+    ("The heater draws 5 mW", "The heater draws 5 MW", CON),
+    ("The link is 10MB", "The link is 10 MB", DUP),
+    ("THE LINK IS 10MB", "the link is 10MB", DUP),
+    ("Alice likes tea", "alice likes tea", DUP),
+    ("Standup is at 9AM", "Standup is at 9am", DUP),
+    ("The trip takes 10 Days", "the trip takes 10 days", DUP),
+]

@@ -7,15 +7,21 @@ context variable, so it reaches the library without a parameter on every call, a
 thread sees only its own caller's (anyio runs worker threads in a copy of the caller's context).
 Outside `cancellable()`, as in the CLI, checkpoints cost a lookup and never raise.
 
+A command's Ctrl+C is the other way to stop: `on_sigint` raises KeyboardInterrupt where the main
+thread is, except inside `completing()` (a write that has begun), where it is held until the block
+ends, so an interrupt never leaves a file swapped in without its history, index or archive entry.
+
 The same points tell a caller that listens (`reporting()`, the MCP server's progress
 notifications) what a long call is doing now: a batch search of 8 long queries takes seconds.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from types import FrameType
 
 from wolfmem.errors import WolfmemError
 
@@ -65,3 +71,34 @@ def checkpoint(stage: str) -> None:
     report = _report.get()
     if report is not None:
         report(stage)
+
+
+class _Held:
+    """The main thread's writes under way, and whether a Ctrl+C waits for them to end."""
+
+    depth = 0
+    interrupted = False
+
+
+def on_sigint(signum: int, frame: FrameType | None) -> None:
+    """A SIGINT handler: KeyboardInterrupt now, or once the write under way (`completing`) has ended."""
+    if _Held.depth:
+        _Held.interrupted = True
+        return
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def completing() -> Iterator[None]:
+    """Within this block (a write that has begun), a Ctrl+C in the main thread takes effect when it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals are only ever handled in the main thread
+        return
+    _Held.depth += 1
+    try:
+        yield
+    finally:
+        _Held.depth -= 1
+        if not _Held.depth and _Held.interrupted:
+            _Held.interrupted = False
+            raise KeyboardInterrupt

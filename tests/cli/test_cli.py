@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -389,6 +390,12 @@ def test_log_when_files_the_entry_on_that_day(tmp_path: Path) -> None:
     )
     bad = run_cli("log", "x", "--when", "yesterday", "--vault", str(vault))
     assert bad.returncode == 2 and "--when" in bad.stderr and bad.stdout == ""
+    a_year_on = (date.today() + timedelta(days=366)).isoformat()
+    for far in ("2999-01-01", f"{a_year_on}T09:00"):
+        future = run_cli("log", "x", "--when", far, "--vault", str(vault))
+        assert future.returncode == 2 and future.stdout == "", future.stderr
+        assert "in the future" in future.stderr and len(future.stderr.splitlines()) == 1
+    assert sorted(path.name for path in (vault / "episodes").glob("*.md")) == ["2026-11-20.md"]
 
 
 def episode_bullets(vault: Path) -> list[str]:

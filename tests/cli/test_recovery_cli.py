@@ -37,3 +37,13 @@ def test_the_cli_shows_diffs_and_brings_back_lines(vault: Path) -> None:
     assert misuse.returncode == 2 and "add --to ID" in misuse.stderr
     bad = run_cli("restore", "people", "--to", str(version), "--lines", "eight", "--vault", str(vault))
     assert bad.returncode == 2 and "range like 12-14" in bad.stderr
+
+
+def test_history_of_a_name_that_is_no_file_is_an_error_not_an_empty_list(vault: Path) -> None:
+    for args in (["history", "peple"], ["history", "peple", "--json"]):
+        typo = run_cli(*args, "--vault", str(vault))
+        assert typo.returncode == 1 and typo.stdout == "", typo.stdout
+        assert "peple is not a file in the vault" in typo.stderr and len(typo.stderr.splitlines()) == 1
+    # A real file with nothing kept yet is an empty list, as before.
+    (vault / "knowledge" / "todo.md").write_text("# Todo\n", "utf-8")
+    assert json.loads(run_cli("history", "knowledge/todo.md", "--json", "--vault", str(vault)).stdout) == []

@@ -357,10 +357,12 @@ def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
     runner = JobRunner(memory.services)
     # The nightly run curates through yesterday, but Nov 28 ended before the vault existed: nothing to do.
     assert [r for r in runner.run_due(NOW) if r.job == "curate"] == []
-    for day in (29, 30):
-        memory.log_episode(f"Worked on day {day}.", when=datetime(2026, 11, day, 9, 0, tzinfo=UTC))
-    memory.log_episode("Tom moved to Oslo.", when=datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
-    memory.log_episode("Tom got a dog.", when=datetime(2026, 12, 2, 9, 0, tzinfo=UTC))
+    for moment, text in ((datetime(2026, 11, 29, 9, 0, tzinfo=UTC), "Worked on day 29."),
+                         (datetime(2026, 11, 30, 9, 0, tzinfo=UTC), "Worked on day 30."),
+                         (datetime(2026, 12, 1, 9, 0, tzinfo=UTC), "Tom moved to Oslo."),
+                         (datetime(2026, 12, 2, 9, 0, tzinfo=UTC), "Tom got a dog.")):
+        clock.now = moment  # each logged as it happened: an episode is never dated after tomorrow
+        memory.log_episode(text)
     before = len(fake.requests)
 
     clock.now = NOW + timedelta(days=4)  # the laptop slept through three nights
@@ -379,8 +381,8 @@ def test_clock_jumps_forward_days_then_back(memory, fake, llm_config, clock):
     assert run(memory.services, make_curator(llm_config), date(2026, 11, 30)).status == "noop"
     assert memory.state.run_record("curate")["last_success_day"] == "2026-12-02"
     # ... nor forgets the later episode it did not read: when that log grows, the next run sees it.
-    memory.log_episode("Sarah left.", when=datetime(2026, 12, 2, 21, 0, tzinfo=UTC))
     clock.now = NOW + timedelta(days=4)
+    memory.log_episode("Sarah left.", when=datetime(2026, 12, 2, 21, 0, tzinfo=UTC))
     asked = len(fake.requests)
     assert run(memory.services, make_curator(llm_config), date(2026, 12, 2)).status in ("noop", "landed")
     assert len(fake.requests) > asked and "Sarah left." in fake.requests[-1]["messages"][1]["content"]

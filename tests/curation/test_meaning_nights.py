@@ -263,7 +263,8 @@ def finding(lines, new, kind="contradicted", evidence=("episodes/2026-11-20.md",
             "action": "replace", "new": new}
 
 
-def test_the_audit_changes_no_meaning_and_a_failed_supersession_does_not_fall_through(memory, fake, llm_config):
+def test_the_audit_changes_no_meaning_and_a_failed_supersession_does_not_fall_through(memory, fake, llm_config, clock):
+    clock.now = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)  # the audit's night: the episode is in the past
     memory.log_episode("Tom's birthday is 4 May.", when=datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
     before = read(memory)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -121,7 +122,8 @@ def test_a_signal_stops_the_server_with_stdin_still_open_and_a_save_in_flight_un
         future.cancel()
         log = client.log()
         assert "stopped: cancelled before saving" in log
-        assert log.rstrip().endswith("stopped")
+        # Ctrl+C ends as any interrupted command does (exit 130, one line); SIGTERM, a service stop, quietly.
+        assert log.rstrip().endswith("stopped\nwolfmem: interrupted" if signum == signal.SIGINT else "stopped")
     assert FACT not in people(home)
 
 
@@ -161,3 +163,30 @@ def test_a_client_killed_mid_call_is_a_normal_end(home: Path, stdin_first: bool)
     assert "Traceback" not in log and "Error" not in log, log
     assert log.count("the client is gone") == 1, log
     assert people(home).count(FACT) in (0, 1)
+
+
+def test_requests_read_from_a_file_are_all_answered_before_exit(home: Path) -> None:
+    # `wolfmem mcp < requests.jsonl`: stdin ends at once, while the saves wait for people.md's lock.
+    calls = [{"name": "memory_save", "arguments": {"fact": f"Zora {n} keeps the lighthouse log.", "type": "people"}}
+             for n in (1, 2, 3)] + [{"name": "memory_search", "arguments": {"query": "lighthouse"}}]
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "file", "version": "0"}}}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": call})
+              for n, call in enumerate(calls, start=1)]
+    lines += [json.dumps({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}), '{"jsonrpc": "2.0", "id": 6, "meth']
+    requests = home / "requests.jsonl"
+    requests.write_text("\n".join(lines), "utf-8")  # the last line has no newline, as a hand-made file may end
+    errlog = home / "server.err"
+    env = {**os.environ, "WOLFMEM_STATE_DIR": str(home / "state"), "XDG_CONFIG_HOME": str(home / "no-config")}
+    with vault_lock(home), open(requests, "rb") as stdin, open(errlog, "wb") as err:
+        server = subprocess.Popen([sys.executable, "-m", "wolfmem", "mcp", "--vault", str(home / "vault")],
+                                  stdin=stdin, stdout=subprocess.PIPE, stderr=err, env=env)
+        wait_until(lambda: "stdin closed" in errlog.read_text("utf-8"), timeout=30)
+    out, _ = server.communicate(timeout=60)
+    replies = {message["id"]: message for message in map(json.loads, out.splitlines()) if "id" in message}
+    assert sorted(replies) == [0, 1, 2, 3, 4, 5, 6], errlog.read_text("utf-8")
+    assert server.returncode == 0
+    assert all(replies[n]["result"]["structuredContent"]["status"] == "saved" for n in (1, 2, 3))
+    assert replies[6]["error"]["code"] == -32700
+    assert all(people(home).count(f"Zora {n} keeps") == 1 for n in (1, 2, 3))

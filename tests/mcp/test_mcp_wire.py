@@ -13,6 +13,7 @@ from conftest import wait_until
 from mcpclient import RawServer, spawn_raw
 
 from wolfmem import Config, Memory
+from wolfmem.mcp.stdio import MAX_LINE_BYTES
 from wolfmem.mcp.wire import INVALID_REQUEST, PARSE_ERROR, screen
 
 REQUEST = '{"jsonrpc":"2.0","id":%s,"method":"ping"%s}'
@@ -140,3 +141,25 @@ def test_a_request_before_initialize_says_to_initialize_first(tmp_path: Path) ->
         assert error["code"] == -32602 and "send initialize first" in error["message"], error
         assert raw.request("ping", id=2)["result"] == {}  # ping is allowed before the handshake
     assert "Traceback" not in raw.log()
+
+
+@pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])
+def test_a_line_too_long_to_read_is_answered_without_holding_it(server: RawServer, id_last: bool) -> None:
+    before = _peak_kib(server.process.pid)
+    arguments = json.dumps({"name": "memory_save", "arguments": {"fact": "z" * 8 * MAX_LINE_BYTES}})
+    line = (f'{{"jsonrpc":"2.0","method":"tools/call","params":{arguments},"id":"big"}}' if id_last
+            else f'{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{arguments}}}')
+    server.send(line)
+    reply = response(server, within=30)
+    assert reply["id"] == "big" and reply["error"]["code"] == INVALID_REQUEST
+    assert f"at most {MAX_LINE_BYTES:,}" in reply["error"]["message"]
+    # Only the line's start and end were held: holding it whole alone would take 64 MB (and parsing it six times that).
+    assert _peak_kib(server.process.pid) - before < 2 * MAX_LINE_BYTES // 1024
+    server.send(SEARCH % (5, "zeppelin"))  # and the server reads on
+    assert response(server, within=30)["id"] == 5
+
+
+def _peak_kib(pid: int) -> int:
+    """The process's peak resident memory, in KiB (Linux)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(status.split("VmHWM:")[1].split()[0])

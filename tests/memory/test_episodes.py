@@ -120,6 +120,15 @@ def test_when_puts_the_entry_on_that_days_file(fixed: Memory, vault: Path) -> No
     assert fixed.search("retro", before="2025-12-31")[0].ref == hit.ref
 
 
+
+def test_when_may_be_at_most_tomorrow(fixed: Memory, vault: Path) -> None:
+    # The clock reads 2026-03-14: tomorrow is allowed (clock skew, a timezone ahead), the day after is not.
+    assert fixed.log_episode("Late call with Tokyo", when=datetime(2026, 3, 15, 23, 59)).date == "2026-03-15"
+    for when in (datetime(2026, 3, 16, 0, 0), datetime(2027, 3, 14, 9, 5), datetime(2999, 1, 1)):
+        with pytest.raises(UsageError, match=r"in the future.*2026-03-15 at the latest"):
+            fixed.log_episode("From the future", when=when)
+    assert sorted(path.name for path in (vault / "episodes").glob("*.md")) == ["2026-03-15.md"]
+
 _WORKER = """
 import sys
 from datetime import datetime

@@ -275,6 +275,19 @@ def test_exact_duplicate_across_files_writes_nothing(memory: Memory, vault: Path
     assert _files(vault) == before
 
 
+def test_a_unit_in_another_case_is_another_value_and_other_words_fold(memory: Memory, vault: Path) -> None:
+    megabytes = memory.save("The office link is 10MB per second.", type="technical", topic="Network")
+    megabits = memory.save("The office link is 10Mb per second.", type="technical", topic="Network")
+    assert megabits.status == "saved" and megabits.possibly_contradicts == [megabytes.ref]
+    before = _files(vault)
+    assert memory.save("the office link is 10MB per second", type="technical", topic="Network").status == "duplicate"
+    assert _files(vault) == before
+    # memory_update from megabytes to megabits is a change, not "already says that".
+    assert memory.update(megabytes.ref, "The office link is 10Gb per second.").status == "updated"
+    assert memory.update(megabits.ref, "The office link is 10mb per second.").status == "updated"
+    assert "- The office link is 10mb per second." in (vault / "knowledge/technical.md").read_text("utf-8")
+
+
 @pytest.mark.parametrize(
     ("first", "again"),
     [

@@ -1,82 +1,50 @@
-"""The `wolfmem` command: a thin layer over the library. Exit 1: the operation failed; 2: misuse.
+"""The `wolfmem` command: a thin layer over the library. Exit 1: the operation failed; 2: misuse; 130: Ctrl+C.
 
-Each command imports the heavy parts it needs (the MCP SDK, the scheduler, the LLM client) when it
-runs, so `wolfmem search` starts without loading the rest.
+`main` takes over Ctrl+C before it imports the commands (`cli.commands`) and the library beneath them,
+so an interrupt at any moment, half a second of imports included, ends the same way: one line on
+stderr, exit 130, and nothing half-written (a write under way completes first;
+`cancellation.completing`).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import contextlib
+import os
+import signal
+import sys
+from typing import Any
 
-import typer
-
-from wolfmem import __version__
-from wolfmem.cli import processes, reads, writes
-from wolfmem.cli.help import use_click_conventions
-
-use_click_conventions()
-app = typer.Typer(
-    help="wolfmem: long-term memory for AI agents, kept in a markdown vault.",
-    invoke_without_command=True,  # `wolfmem` alone prints help and exits 0, as `gh` does
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-audit_app = typer.Typer(help="The monthly adversarial audit.", invoke_without_command=True)
-curate_app = typer.Typer(help="Nightly curation, run now; `curate apply` lands a staged rewrite.",
-                         invoke_without_command=True)
-service_app = typer.Typer(help="Run the daemon as a user service (systemd on Linux, launchd on macOS).")
-app.add_typer(audit_app, name="audit")
-app.add_typer(curate_app, name="curate")
-app.add_typer(service_app, name="service")
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT (128 + 2)
 
 
 def main() -> None:
     """Entry point of the console script."""
-    app(prog_name="wolfmem")
+    try:  # a Ctrl+C this early is Python's own KeyboardInterrupt, caught below all the same
+        from wolfmem.cancellation import on_sigint
+
+        signal.signal(signal.SIGINT, on_sigint)
+        from wolfmem.cli.commands import app
+
+        app(prog_name="wolfmem")
+        code: Any = 0
+    except KeyboardInterrupt:  # before the app ran, or after it; within a command Typer exits 130
+        code = INTERRUPTED
+    except SystemExit as exc:
+        code = exc.code
+    if code == INTERRUPTED:
+        print("wolfmem: interrupted", file=sys.stderr)
+    # The work is done: a Ctrl+C while the interpreter shuts down ends it at once, with nothing to say.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: the exit code still says it
+            stream.flush()
+    signal.signal(signal.SIGINT, lambda _signum, _frame: os._exit(INTERRUPTED))
+    sys.exit(code)
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        typer.echo(f"wolfmem {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> Any:
+    """The Typer app (`cli.commands`), imported when first asked for (tests invoke it directly)."""
+    if name == "app":
+        from wolfmem.cli.commands import app
 
-
-@app.callback()
-def _global_options(
-    ctx: typer.Context,
-    version: Annotated[
-        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
-    ] = False,
-) -> None:
-    """The options that come before any command."""
-    if ctx.invoked_subcommand is None:
-        typer.echo(ctx.get_help())
-        raise typer.Exit()
-
-
-# Every command, registered here in one place.
-app.command()(reads.init)
-app.command()(reads.search)
-app.command()(reads.get)
-app.command(name="map")(reads.memory_map)
-app.command()(reads.reindex)
-app.command()(reads.status)
-app.command(name="config")(reads.show_config)
-app.command()(writes.save)
-app.command()(writes.log)
-app.command()(processes.daemon)
-app.command()(processes.mcp)
-app.command()(processes.curator)
-curate_app.callback()(processes.curate)
-curate_app.command("apply")(processes.curate_apply)
-audit_app.callback()(processes.audit)
-audit_app.command("apply")(processes.audit_apply)
-app.command()(writes.diff)
-app.command()(writes.restore)
-app.command()(writes.history)
-app.command()(writes.update)
-app.command()(writes.forget)
-app.command()(reads.doctor)
-service_app.command("install")(processes.service_install)
-service_app.command("uninstall")(processes.service_uninstall)
-service_app.command("status")(processes.service_status)
+        return app
+    raise AttributeError(f"module 'wolfmem.cli' has no attribute {name!r}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from datetime import date
@@ -10,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from wolfmem.cli import INTERRUPTED
 from wolfmem.cli.common import (
     JsonOption,
     VaultOption,
@@ -34,7 +36,8 @@ def daemon(vault: VaultOption = None) -> None:
     with errors():
         config = config_for(vault)
         require_vault_unless_default(config)
-        run_in_foreground(Daemon(config, bulk_progress=terminal_bar("Indexing")))
+        stopped_by = run_in_foreground(Daemon(config, bulk_progress=terminal_bar("Indexing")))
+    _exit_for(stopped_by)
 
 
 def mcp(vault: VaultOption = None) -> None:
@@ -42,7 +45,14 @@ def mcp(vault: VaultOption = None) -> None:
     from wolfmem.mcp.server import serve
 
     with open_memory(vault, bar=False) as memory:
-        serve(memory)
+        stopped_by = serve(memory)
+    _exit_for(stopped_by)
+
+
+def _exit_for(signum: int | None) -> None:
+    """A server stopped by Ctrl+C exits 130, as a command interrupted does; by SIGTERM (a service stop) 0."""
+    if signum == signal.SIGINT:
+        raise typer.Exit(INTERRUPTED)
 
 
 def curate(

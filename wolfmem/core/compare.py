@@ -10,7 +10,8 @@ unrelated to an old one, using only explainable word arithmetic:
   "My manager is Susan"), since most first words are not names.  A name counts as present
   if the other fact has that word anywhere, so "Sarah is my manager" and
   "My manager is Sarah" agree.
-* DUPLICATE: the normalised texts are equal, or no value is unmatched, the
+* DUPLICATE: the normalised texts are equal (case folded but for unit symbols,
+  `units`: 10MB is not 10Mb), or no value is unmatched, the
   negation agrees, the word sets are equal, and the meaning-bearing function
   words and roles agree (`roles.structure` / `roles.same_roles`: the same
   prepositions, quantifiers, modals, tense and aspect, each preposition binding
@@ -51,6 +52,7 @@ from wolfmem.core import tokens, wording
 from wolfmem.core.entities import entity_key, mentions_entity
 from wolfmem.core.facts import normalise
 from wolfmem.core.reading import SYNONYMS, Reading, read
+from wolfmem.core.units import unit_symbols
 
 
 class Relation(enum.Enum):
@@ -164,6 +166,13 @@ def _same_roles(a: Reading, b: Reading) -> bool:
     return fact_roles.same_roles(a.roles, b.roles, keys_a, keys_b, folded_a, folded_b)
 
 
+def _same_units(new: str, old: str) -> bool:
+    """Whether the unit symbols that agree without case agree with it too ("10MB" / "10 MB", not "10Mb")."""
+    mine, theirs = Counter(unit_symbols(new)), Counter(unit_symbols(old))
+    folded = Counter(symbol.casefold() for symbol in mine.elements())
+    return folded != Counter(symbol.casefold() for symbol in theirs.elements()) or mine == theirs
+
+
 def _qualified_otherwise(a: Reading, b: Reading, differing: frozenset[str]) -> bool:
     """Whether the function words differ beyond a phrase that only adds a value ("tabs in Go" / "tabs")."""
     extra = Counter(a.roles.markers)
@@ -202,7 +211,8 @@ def relate(new: str, old: str) -> Relation:
             return Relation.UNRELATED
         # The same words: a duplicate only with the same function words binding them the same way,
         # in the same order; otherwise the same claim with another role, time, modal or quantity.
-        return Relation.DUPLICATE if _same_roles(a, b) else Relation.CONTRADICTS
+        # Words are read without case, but a unit symbol's case is its value: 10MB / 10Mb.
+        return Relation.DUPLICATE if _same_roles(a, b) and _same_units(new, old) else Relation.CONTRADICTS
     if a.plain and a.plain == b.plain and _qualified_otherwise(a, b, differing):
         return Relation.CONTRADICTS  # "Both printers are broken" / "One printer is broken"
     clashing = [kind for kind in only_a if only_a[kind] and only_b[kind]]

@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from wolfmem.core import credentials
+from wolfmem.core.units import casefold_but_units
 from wolfmem.errors import InvalidFact, SecretRefused
 from wolfmem.limits import MAX_FACT_CHARS
 
@@ -172,11 +173,12 @@ def context_problem(fact: str, topic: str | None) -> str | None:
 
 
 def normalise(fact: str) -> str:
-    """Exact-duplicate key: casefolded, spacing, quotes and dashes unified, end punctuation gone."""
+    """Exact-duplicate key: casefolded but for unit symbols (10MB is not 10Mb), spacing, quotes and dashes
+    unified, end punctuation gone."""
     # NFKC folds decomposed accents and full-width forms ("Ｃａｆé" is "Café").
     fact = unicodedata.normalize("NFKC", fact)
     fact = LIST_MARKER.sub("", fact.translate(CANONICAL_CHARS).strip(), count=1)
-    return " ".join(fact.split()).casefold().rstrip(".!?;:, ")
+    return casefold_but_units(" ".join(fact.split())).rstrip(".!?;:, ")
 
 
 # A save keys every fact of its file to look for a duplicate, and again to index it; remembering the

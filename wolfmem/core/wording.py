@@ -332,6 +332,6 @@ UNITS = frozenset(_words(
     tonne tonnes l ml dl litre liter litres liters gallon gallons gb tb mb kb gib mib tib hour hours
     hr hrs h minute minutes min mins second seconds sec secs s ms day days week weeks month months
     year years degree degrees percent dollar dollars euro euros usd eur gbp yen pound pounds cent
-    cents mmol kcal cal calorie calories"""
+    cents mmol kcal cal calorie calories w kw mw gw hz khz mhz ghz bps kbps mbps gbps"""
 ))
 CURRENCIES = {"$": "usd", "\u20ac": "eur", "\u00a3": "gbp", "\u00a5": "jpy", "\u20b9": "inr"}

@@ -54,7 +54,12 @@ def versions(services: VaultServices, name: str) -> list[Version]:
     """The kept versions of a knowledge file, newest first (`wolfmem history FILE`)."""
     rel = curated_rel(name)
     services.vault.resolve(rel)
-    return services.history.versions(rel)
+    kept = services.history.versions(rel)
+    if not kept and not services.vault.resolve(rel).is_file():
+        # A file deleted since still lists its versions; a name that never was one is a typo, not "none yet".
+        raise NotFound(f"{name} is not a file in the vault, and no versions of it are kept; name a knowledge file "
+                       "such as people or knowledge/people.md")
+    return kept
 
 
 def restore_version(services: VaultServices, name: str, wanted: str) -> str:

@@ -28,6 +28,7 @@ from wolfmem.errors import NotFound, UsageError, WolfmemError
 from wolfmem.mcp import prompts
 from wolfmem.mcp import resources as mcp_resources
 from wolfmem.mcp.explain import explain_refusals
+from wolfmem.mcp.inflight import InFlight, Replies
 from wolfmem.mcp.link import ClientLink
 from wolfmem.mcp.resources import MIME, Subscriptions
 from wolfmem.mcp.stdio import answer, stdin_lines, stop_on_signals
@@ -239,16 +240,20 @@ def _mcp_tool(tool: tool_catalog.Tool) -> types.Tool:
     )
 
 
-def serve(memory: Memory) -> None:
-    """Serve MCP over stdin/stdout until EOF, SIGINT or SIGTERM. Logs go to stderr, never stdout."""
+def serve(memory: Memory) -> int | None:
+    """Serve MCP over stdin/stdout until EOF, SIGINT or SIGTERM; the signal that stopped it, if one did.
+
+    Logs go to stderr, never stdout.
+    """
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("wolfmem")
     root.setLevel(logging.INFO)
     root.addHandler(handler)
     log.info("serving MCP over stdio for vault %s (pid %d)", memory.vault.root, os.getpid())
+    heard: list[int] = []
     try:
-        anyio.run(_serve, memory)
+        anyio.run(_serve, memory, heard)
     except* BrokenPipeError:
         # A killed client closes its end of stdout; the next reply meets the closed pipe. That is
         # a normal end, as EOF on stdin is, not a crash.
@@ -256,6 +261,7 @@ def serve(memory: Memory) -> None:
         # Nothing more can reach it, and a flush at exit would fail the same way.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     log.info("stopped")
+    return heard[0] if heard else None
 
 
 def _link(memory: Memory) -> ClientLink:
@@ -263,7 +269,7 @@ def _link(memory: Memory) -> ClientLink:
     return ClientLink(Subscriptions(lambda uri: mcp_resources.read(memory, uri)))
 
 
-async def _serve(memory: Memory) -> None:
+async def _serve(memory: Memory, heard: list[int]) -> None:
     link = _link(memory)
     server = build_server(memory, link)
     root = logging.getLogger("wolfmem")
@@ -275,17 +281,19 @@ async def _serve(memory: Memory) -> None:
         memory.watch(link.vault_changed)
         threading.Thread(target=query_dates.prepare, name="wolfmem-dates", daemon=True).start()
         serving = anyio.CancelScope()
-        tasks.start_soon(stop_on_signals, serving)
+        tasks.start_soon(stop_on_signals, serving, heard)
         try:
             with serving:
                 answers, answered = anyio.create_memory_object_stream[SessionMessage](100)
-                lines: Any = stdin_lines(answers)  # the SDK takes any async iterable of lines
+                inflight = InFlight()
+                lines: Any = stdin_lines(answers, inflight)  # the SDK takes any async iterable of lines
                 async with (
                     stdio_server(stdin=lines) as (read_stream, write_stream),
                     anyio.create_task_group() as wire,
                 ):
-                    wire.start_soon(answer, answered, write_stream)
-                    await server.run(read_stream, write_stream, server.create_initialization_options())
+                    replies = Replies(write_stream, inflight)
+                    wire.start_soon(answer, answered, replies)
+                    await server.run(read_stream, replies, server.create_initialization_options())
                     wire.cancel_scope.cancel()
         finally:
             root.removeHandler(link)

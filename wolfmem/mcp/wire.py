@@ -29,6 +29,7 @@ QUOTE_CHARS = 80  # how much of a bad line a log record quotes
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 _COLON = re.compile(r"\s*:")
 _ID_VALUE = re.compile(r'\s*:\s*(-?\d+(?![\d.eE])|"(?:[^"\\]|\\.)*")')
+_LAST_ID = re.compile(r'"id"\s*:\s*(-?\d{1,30}|"(?:[^"\\]|\\.){0,200}")\s*}\s*$')  # an id the line ends with
 _NO_ID = object()  # the line has no "id" at all (None is "id": null, or one that cannot be read)
 
 
@@ -37,6 +38,7 @@ class Screened:
     """What to do with one line: pass it on, answer it with errors, and what to log."""
 
     line: str | None = None  # the line for the SDK, unchanged
+    message: types.JSONRPCMessage | None = None  # the line as the SDK reads it, when passed on
     replies: tuple[types.JSONRPCError, ...] = ()
     problem: str | None = None  # why the line is not passed on
     ids: tuple[Any, ...] = ()  # the ids answered, for the log
@@ -55,7 +57,16 @@ def screen(line: str) -> Screened:
         # and a notification gets no reply: the client would wait for ever.
         return _answer(INVALID_REQUEST, "the id must be a string or an integer; a notification has no id at all",
                        [None])
-    return Screened(line=line)
+    return Screened(line=line, message=message)
+
+
+def oversized(head: str, tail: str, size: int, cap: int) -> Screened:
+    """The verdict on a line over `cap` bytes, of which only its start and end were kept: an error for its id."""
+    found = _raw_id(head)
+    if found is _NO_ID and (last := _LAST_ID.search(tail)) is not None:
+        found = json.loads(last.group(1))
+    return _answer(INVALID_REQUEST, f"the line is {size:,} bytes; at most {cap:,} are read (no tool argument "
+                                    "needs more): send less", [found])
 
 
 def _refuse(line: str, invalid: ValidationError) -> Screened:

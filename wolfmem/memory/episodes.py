@@ -6,7 +6,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from wolfmem.core import edits, markdown
@@ -21,6 +21,7 @@ from wolfmem.storage.writer import Cause, Edit, VaultWriter
 MAX_BULLETS = 50
 # An episode file is named by its day, and wolfmem only dates four-digit years (episode_date).
 FIRST_YEAR, LAST_YEAR = 1000, 9999
+FUTURE_DAYS = 1  # how far past the clock's date an episode may be dated: clock skew and timezones, no more
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def log_episode(
 ) -> LogReceipt:
     """Append one episode block to the day's log (creating it with its title), redone on top of any concurrent edit."""
     bullets, title = episode_fields(text, headline)
-    moment = clock() if when is None else episode_moment(when)
+    now = clock()
+    moment = now if when is None else episode_moment(when, now.date())
     day = moment.strftime("%Y-%m-%d")
     rel = f"episodes/{day}.md"
 
@@ -114,12 +116,20 @@ def episode_fields(text: str | list[str], headline: str | None) -> tuple[list[st
     return bullets, title
 
 
-def episode_moment(when: object) -> datetime:
-    """`when` checked as the moment of an episode: a datetime in a four-digit year."""
+def episode_moment(when: object, today: date) -> datetime:
+    """`when` checked as the moment of an episode: a datetime in a four-digit year, on a day up to tomorrow.
+
+    An episode records what happened, so it is never dated in the future; one day ahead of the
+    clock's date is allowed for a clock a little behind and for a moment written in a timezone ahead.
+    """
     if not isinstance(when, datetime):
         raise UsageError(f"when must be a datetime such as datetime(2026, 11, 20, 14, 5), not {type(when).__name__}")
     if not FIRST_YEAR <= when.year <= LAST_YEAR:
         raise UsageError(f"when is in the year {when.year}; episodes are dated from {FIRST_YEAR} to {LAST_YEAR}")
+    if when.date().toordinal() - today.toordinal() > FUTURE_DAYS:
+        latest = date.fromordinal(today.toordinal() + FUTURE_DAYS)
+        raise UsageError(f"when is {when.date().isoformat()}, in the future: an episode records what happened, so "
+                         f"it is dated at most {FUTURE_DAYS} day after today, {latest.isoformat()} at the latest")
     return when
 
 

@@ -217,15 +217,17 @@ def setup_logging(config: Config) -> Path:
     return path
 
 
-def run_in_foreground(daemon: Daemon) -> None:
-    """Run until SIGINT/SIGTERM; a second Ctrl+C forces the exit."""
+def run_in_foreground(daemon: Daemon) -> int:
+    """Run until SIGINT/SIGTERM, and return which; a second Ctrl+C forces the exit."""
     log_file = setup_logging(daemon.config)
     stop = threading.Event()
+    heard: list[int] = []
 
     def on_signal(signum: int, _frame: object) -> None:
         if stop.is_set():
             os._exit(130)
         log.info("received %s; stopping (press Ctrl+C again to force)", signal.Signals(signum).name)
+        heard.append(signum)
         stop.set()
 
     signal.signal(signal.SIGINT, on_signal)
@@ -238,3 +240,4 @@ def run_in_foreground(daemon: Daemon) -> None:
     finally:
         daemon.stop()
         log.info("stopped")
+    return heard[0]

@@ -31,8 +31,9 @@ from wolfmem.storage.db import ASIDE, move_aside
 log = logging.getLogger(__name__)
 
 # 9: code lines are indexed, dotted words also by their parts, and text is composed (NFC) before it
-# is split into words. 11: terms are Porter2 stems (core.tokens.stem), not Whoosh's Porter.
-SCHEMA_VERSION = 11
+# is split into words. 11: terms are Porter2 stems (core.tokens.stem), not Whoosh's Porter. 12: a fact's
+# key keeps the case of its unit symbols (core.units: 10MB is not 10Mb).
+SCHEMA_VERSION = 12
 _VERSION_FILE = "wolfmem-schema.json"
 _CATALOG_FILE = "catalog.sqlite"
 _OPEN_ATTEMPTS = 25

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
@@ -106,6 +107,7 @@ def run(
     stopping = threading.Event()
     counting = threading.Lock()
     results: dict[int, ShareResult] = {}
+    running: list[subprocess.Popen[bytes]] = []
 
     def work(lot: list[int]) -> None:
         nonlocal done
@@ -113,6 +115,7 @@ def run(
         with tempfile.TemporaryFile() as err:
             proc = subprocess.Popen([sys.executable, "-m", "wolfmem.search.parallel"], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=err, env=env)
+            running.append(proc)
             try:
                 assert proc.stdin is not None and proc.stdout is not None
                 with proc.stdin:
@@ -141,8 +144,12 @@ def run(
         try:
             for future in as_completed(futures):  # the first failure stops the other workers at their next share
                 future.result()
-        except BaseException:
+        except BaseException as exc:
             stopping.set()
+            if isinstance(exc, KeyboardInterrupt):
+                for proc in running:  # Ctrl+C: their segments are dropped anyway; stopped now, each drops its own
+                    if proc.poll() is None:
+                        proc.send_signal(signal.SIGINT)
             raise
     return [results[number] for number in range(len(shares))]
 

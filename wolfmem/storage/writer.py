@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
-from wolfmem.cancellation import checkpoint
+from wolfmem.cancellation import checkpoint, completing
 from wolfmem.core.markdown import content_changes
 from wolfmem.errors import (
     StorageError,
@@ -189,29 +189,31 @@ class VaultWriter:
                 # Only this file's lock: a write to another file never waits for this one.
                 with self.vault.lock(rel, timeout=max(deadline - time.monotonic(), 0.1)), \
                         self.vault.spot(rel, create=True) as spot:
-                    # A call cancelled before it holds the lock writes nothing; once past here it completes.
+                    # A call cancelled before it holds the lock writes nothing; once past here it completes,
+                    # a Ctrl+C meanwhile included (held until the write and its bookkeeping are done).
                     checkpoint(_DOING.get(cause, "writing"))
-                    while True:
-                        found = self._exchange(rel, spot, expected, data, backup)
-                        if found is None:
-                            written = Written(rel, data, expected, wanted.detail, True)
-                            written = replace(written, warnings=self._landed(written, cause, composed))
-                            if on_commit is not None:
-                                on_commit(written)
-                            return written
-                        current = found[0]
-                        if (found[0] != found[1] or not _appended(expected, current) or time.monotonic() > deadline
-                                or (not expected and self._is_foreign(rel, current))):
-                            break  # an editor's new file where none was read is checked first (_read_settled)
-                        # Only appended to since the read (a log, a script): redone here at once, still holding the
-                        # lock, since backing off lets a writer that appends every few ms win every race.
-                        self._stage(Stage.READ, rel)
-                        wanted = transform(decode(current) if decode is not None else _decode(current, rel))
-                        if wanted is None:
-                            return Written(rel, current, current, None, False)
-                        expected, data = current, wanted.text.encode("utf-8")
-                        if data == expected:
-                            return Written(rel, expected, expected, wanted.detail, False)
+                    with completing():
+                        while True:
+                            found = self._exchange(rel, spot, expected, data, backup)
+                            if found is None:
+                                written = Written(rel, data, expected, wanted.detail, True)
+                                written = replace(written, warnings=self._landed(written, cause, composed))
+                                if on_commit is not None:
+                                    on_commit(written)
+                                return written
+                            current = found[0]
+                            if (found[0] != found[1] or not _appended(expected, current) or time.monotonic() > deadline
+                                    or (not expected and self._is_foreign(rel, current))):
+                                break  # an editor's new file where none was read is checked first (_read_settled)
+                            # Only appended to since the read (a log, a script): redone here at once, still holding the
+                            # lock, since backing off lets a writer that appends every few ms win every race.
+                            self._stage(Stage.READ, rel)
+                            wanted = transform(decode(current) if decode is not None else _decode(current, rel))
+                            if wanted is None:
+                                return Written(rel, current, current, None, False)
+                            expected, data = current, wanted.text.encode("utf-8")
+                            if data == expected:
+                                return Written(rel, expected, expected, wanted.detail, False)
             except OSError as exc:
                 raise storage_error(exc, "write", rel) from None
             expected, base = found

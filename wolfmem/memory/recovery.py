@@ -27,8 +27,9 @@ from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
 
 def curated_rel(name: str) -> str:
-    """A vault-relative path from what a person types: 'people', 'people.md' or 'knowledge/people.md'."""
-    bare = name.strip().removeprefix("./").removesuffix(".bak")
+    """A vault-relative path from what a person types: 'people', 'people.md', 'knowledge/people.md' or a
+    search hit's 'file:knowledge/people.md'."""
+    bare = name.strip().removeprefix("file:").removeprefix("./").removesuffix(".bak")
     stem = bare.removesuffix(".md")
     return f"knowledge/{stem}.md" if "/" not in bare and stem in CURATED else bare
 

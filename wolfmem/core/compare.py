@@ -306,9 +306,23 @@ def carries(line: str, fact: str) -> bool:
     extra["past"] -= sum(item.past and item.key not in a.words for item in b.roles.items)
     if any(n > 0 for n in missing.values()) or any(n > 0 and m not in wording.PREPOSITIONS for m, n in extra.items()):
         return False
-    if any(_unmatched(a, b).values()):
+    if any(_unmatched(a, b).values()) or not _bindings_kept(a, b):
         return False
     return len(a.plain - b.words) <= len(a.plain) // _CARRY_SLACK
+
+
+def _bindings_kept(fact: Reading, line: Reading) -> bool:
+    """Whether the words each preposition or quantifier of `fact` binds are bound by the same one in `line`.
+
+    "Now prefers spaces over tabs" holds every word of "Prefers tabs over spaces", and more, but "over"
+    binds another word: the roles are swapped, so it does not carry it.
+    """
+    held = [(marker, {line.roles.items[k].key for k in phrase}) for marker, phrase in line.roles.bound]
+    for marker, phrase in fact.roles.bound:
+        keys = {fact.roles.items[k].key for k in phrase}
+        if keys and not any(other == marker and keys <= got for other, got in held):
+            return False
+    return True
 
 
 def same_subject(new: str, old: str) -> bool:
@@ -319,22 +333,38 @@ def same_subject(new: str, old: str) -> bool:
     return len(shared) >= 2 and bool(shared - _WEAK_STEMS)
 
 
+def asserts(evidence: str, fact: str) -> bool:
+    """Whether an evidence line says that `fact` is so, not asks it or says it might be, will be or would be if.
+
+    A question ("Does Sarah live in Paris?") asserts nothing, and a hedge, plan or condition the fact does
+    not hold ("Sarah might move to Paris", "If Sarah moves to Paris ...") is not the fact.
+    """
+    if evidence.rstrip(" \t\"'”’)]").endswith("?"):
+        return False
+    return set(_reading(evidence).roles.markers) & wording.HEDGES <= set(_reading(fact).roles.markers)
+
+
 def backs(evidence: str, new: str, old: str) -> bool:
     """Whether an evidence line (an episode line, a save, a hand edit) supports `new` replacing `old`.
 
-    The evidence must name the subject the two share (a strong word), hold every value `new`
-    introduces, at least half of its other new words, and agree with `new` on negation when
-    `new` flips it. With nothing new in `new`, the evidence must share two subject words.
+    The evidence must assert it (`asserts`) and not say `old` again (carry it), name the subject the two
+    share (a strong word), hold every value `new` introduces, at least half of its other new words, and
+    agree with `new` on negation when `new` flips it. With no new value in `new` (only other words:
+    "likes" / "dislikes", or nothing new), the evidence must also share two of the words the two lines
+    share: what the claim is of ("tea"), not only whom ("Sarah dislikes coffee" backs no "Sarah dislikes tea").
     """
     a, b, e = _reading(new), _reading(old), _reading(evidence)
     if a.negated != b.negated and e.negated != a.negated:
         return False
+    if not asserts(evidence, new) or carries(evidence, old):
+        return False  # a question or a maybe; or the old claim said again ("lives in Berlin and visits Paris")
     subject = a.words & b.words
     if not (subject & e.words) - _WEAK_STEMS:
         return False
     novel = a.words - b.words
     if not (novel & (a.numbers | a.times | a.names)) <= e.words:
         return False
-    if novel:
-        return 2 * len(novel & e.words) >= len(novel)
-    return len(subject & e.words) >= min(2, len(subject))
+    if novel and 2 * len(novel & e.words) < len(novel):
+        return False
+    # A new name, number or date is the claim; a new plain word ("dislikes") is not, without what it is of.
+    return bool(novel & (a.numbers | a.times | a.names | a.lead)) or len(subject & e.words) >= min(2, len(subject))

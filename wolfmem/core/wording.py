@@ -277,6 +277,11 @@ _QUALIFYING = {
     **{w: w for w in _words("half twice double triple")},
     "was": "past", "were": "past", "had": "past", "did": "past", "been": "perfect",
 }
+# Markers that make a line a possibility, a plan or a condition rather than what is so: a line with one backs
+# only a fact that says it too ("Sarah might move to Paris" does not back "Sarah lives in Paris").
+HEDGES = frozenset(_words(
+    "can could may might must shall should will would ought maybe perhaps probably possibly likely unlikely if unless"
+))
 _CONTRACTED = {"wo": "will", "ca": "can", "sha": "shall"}  # "won't", "can't", "shan't"
 _UNSPACED = {"cannot": "can", "cant": "can", "wont": "will", "didnt": "past", "wasnt": "past"}
 BE_FORMS = frozenset(_words("is are am be being been was were"))

@@ -76,7 +76,8 @@ class Departure:
 class Safeguards:
     """What validation knows beyond the two texts: the evidence since the last run, and what is protected."""
 
-    evidence: tuple[str, ...] = ()  # episode lines, saves and new hand lines since the last run
+    evidence: tuple[str, ...] = ()  # episode lines, saves and new hand lines since the last run, oldest first
+    said_on: tuple[str, ...] = ()  # the day each evidence line was said, when known (else they are in order)
     protected: frozenset[str] = frozenset()  # fact keys never removed as junk (recent saves, hand lines)
     forgotten: tuple[str, ...] = ()  # facts a person asked to forget: never added back
     move_targets: frozenset[str] = frozenset()  # the other curated files a fact may move to
@@ -102,13 +103,19 @@ class Accounting:
 
 def evidence_lines(texts: Iterable[str]) -> tuple[str, ...]:
     """The content lines of episodes, saves and hand edits, without headings and list markers."""
-    out = []
-    for text in texts:
+    return dated_lines(("", text) for text in texts)[0]
+
+
+def dated_lines(texts: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The content lines of (day, text) pairs, as `evidence_lines`, and the day of each."""
+    lines, days = [], []
+    for day, text in texts:
         for line in text.splitlines():
             plain = _MARKER.sub("", line).strip()
             if plain and not plain.startswith("#"):
-                out.append(plain)
-    return tuple(out)
+                lines.append(plain)
+                days.append(day)
+    return tuple(lines), tuple(days)
 
 
 def _quote(text: str) -> str:
@@ -127,23 +134,28 @@ class _Explainer:
         self.sections: dict[str, list[str]] = defaultdict(list)  # text key -> sections of the new file
         for fact in new.facts:
             self.sections[text_key(fact.text)].append(fact.section)
-        self._evidence: WordIndex[str] | None = None
+        self._evidence: WordIndex[tuple[int, str]] | None = None
 
     def subject(self, section: str, text: str) -> Subject:
         """Whom a line under `section` speaks of, against every heading known."""
         return self.subjects.of(section, text)
 
-    def evidence(self, words: Iterable[str]) -> list[str]:
-        """The evidence lines sharing any of `words`."""
+    def evidence(self, words: Iterable[str]) -> list[tuple[int, str]]:
+        """The evidence lines sharing any of `words`, with their places, in the order they were said."""
         if self._evidence is None:
             self._evidence = WordIndex()
-            for line in self.guards.evidence:
-                self._evidence.add(line, line)
-        return self._evidence.candidates(words)
+            for n, line in enumerate(self.guards.evidence):
+                self._evidence.add(line, (n, line))
+        return sorted(self._evidence.candidates(words))
+
+    def later(self, n: int, m: int) -> bool:
+        """Whether evidence line `n` was said after line `m`: on a later day when the days are known."""
+        days = self.guards.said_on
+        return days[n] > days[m] if len(days) == len(self.guards.evidence) else n > m
 
     def supported(self, text: str, who: Subject) -> bool:
         """Whether evidence since the last run about `who` supports `text`."""
-        return any(supports(line, text, who, self.subjects) for line in self.evidence(fact_words(text)))
+        return any(supports(line, text, who, self.subjects) for _, line in self.evidence(fact_words(text)))
 
     def moved_section(self, fact: markdown.Fact, section: str) -> str | None:
         """Why a fact may not change to `section` (None: it may)."""
@@ -165,16 +177,24 @@ class _Explainer:
         return any(self.subject(section, into) == who for section in self.sections.get(text_key(into), ()))
 
     def backed(self, new: str, old: str, who: Subject) -> bool:
-        """Whether an evidence line since the last run, about `who`, backs `new` replacing `old`."""
-        novel = fact_words(new) - fact_words(old)
-        for line in self.evidence(fact_words(new) & fact_words(old)):
-            if not about(line, who, fact_words(new), self.subjects) or not backs(line, new, old):
-                continue
-            if read(line).negated != read(new).negated or relate(new, line) is Relation.CONTRADICTS:
-                continue  # "Sarah's birthday is not 4 May", "… party is on 4 June": not the new value
-            if novel or carries(line, new):  # nothing new in `new` ("spaces over tabs"): it must say it whole
-                return True
-        return False
+        """Whether evidence since the last run, about `who`, backs `new` replacing `old`, and nothing said after
+        it backs `old` back: the newest evidence wins ("moved to Paris", then "moved back to Berlin")."""
+        lines = self.evidence(fact_words(new) | fact_words(old))
+        for_new = [n for n, line in lines if self._says(line, new, old, who)]
+        if not for_new:
+            return False
+        # Any later line that backs the old value back counts, even one the rules above would not take.
+        return not any(self.later(n, for_new[-1]) and about(line, who, fact_words(old), self.subjects)
+                       and backs(line, old, new) and read(line).negated == read(old).negated for n, line in lines)
+
+    def _says(self, line: str, new: str, old: str, who: Subject) -> bool:
+        """Whether one evidence line, about `who`, backs `new` replacing `old`."""
+        if not about(line, who, fact_words(new), self.subjects) or not backs(line, new, old):
+            return False
+        if read(line).negated != read(new).negated or relate(new, line) is Relation.CONTRADICTS:
+            return False  # "Sarah's birthday is not 4 May", "… party is on 4 June": not the new value
+        # Nothing new in `new` ("spaces over tabs"): the line must say it whole.
+        return bool(fact_words(new) - fact_words(old)) or carries(line, new)
 
     def claim(self, fact: markdown.Fact, change: Change) -> Departure | str:
         """The departure a declared change explains, or why it does not hold."""
@@ -210,7 +230,8 @@ class _Explainer:
             return f"superseded by {_quote(into_text)}, which is about something else"
         if not self.backed(into_text, fact.text, who):
             return (f"superseded by {_quote(into_text)}, but no episode line, save or hand edit since the last run "
-                    "backs it (evidence must be new, about the same subject, and hold the new value)")
+                    "backs it (evidence must be new, about the same subject, say the new value, and not be followed by "
+                    "a line that says the old one again)")
         return Departure(fact.text, fact.section, Reason.SUPERSEDED, why or "superseded", into_text, subject=who)
 
     def reworded(self, fact: markdown.Fact, candidates: Iterable[markdown.Fact]) -> markdown.Fact | None:

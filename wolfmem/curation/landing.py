@@ -26,6 +26,7 @@ from wolfmem.curation.evidence import (
     PROTECTION_DAYS,
     Departure,
     Safeguards,
+    dated_lines,
     evidence_lines,
 )
 from wolfmem.curation.meaning import Subjects, text_key
@@ -58,6 +59,7 @@ class RunEvidence:
     files: Mapping[str, str] | None = None  # every curated file's text as the run read it (None: read the disk)
     removed: Mapping[str, int] = field(default_factory=dict)  # removal budget used per file in the window
     added: Mapping[str, int] = field(default_factory=dict)  # facts and sections added per file in the window
+    said_on: tuple[str, ...] = ()  # the day each line was said (`Safeguards.said_on`)
 
 
 def forgotten_facts(services: VaultServices, records: list[ArchivedFact] | None = None) -> tuple[str, ...]:
@@ -69,15 +71,18 @@ def forgotten_facts(services: VaultServices, records: list[ArchivedFact] | None 
 
 
 def run_evidence(
-    services: VaultServices, texts: Iterable[str] = (), *, budget: bool = True, since: Mapping[str, str] | None = None,
-    files: Mapping[str, str] | None = None, added: Mapping[str, int] | None = None,
+    services: VaultServices, texts: Iterable[tuple[str, str]] = (), *, budget: bool = True,
+    since: Mapping[str, str] | None = None, files: Mapping[str, str] | None = None,
+    added: Mapping[str, int] | None = None,
 ) -> RunEvidence:
-    """The evidence lines of episodes, saves and hand edits, with the archive's forgotten facts and removals."""
+    """The evidence lines of episodes, saves and hand edits ((day, text), oldest first), with the archive's
+    forgotten facts and removals."""
     records = services.archive.records()
     start = window_start(services.clock().date())
     removed = {rel: removed_since(records, rel, start) for rel in CURATED_PATHS}
-    return RunEvidence(evidence_lines(texts), forgotten_facts(services, records), budget, dict(since or {}), files,
-                       removed, dict(added or {}))
+    lines, days = dated_lines(texts)
+    return RunEvidence(lines, forgotten_facts(services, records), budget, dict(since or {}), files,
+                       removed, dict(added or {}), days)
 
 
 def new_hand_lines(services: VaultServices, rel: str, text: str, since: str | None) -> list[str]:
@@ -102,8 +107,11 @@ def safeguards(services: VaultServices, rel: str, old_text: str, run: RunEvidenc
     config = services.config
     growth = Growth(config.curation_max_added_per_run, config.curation_max_added_per_month,
                     config.index_max_file_bytes, run.added.get(rel, 0), run.removed.get(rel, 0))
+    own = evidence_lines(new_hand_lines(services, rel, old_text, run.since.get(rel)))
+    today = services.clock().date().isoformat()  # a hand edit is seen only now: the newest evidence
     return Safeguards(
-        evidence=run.lines + evidence_lines(new_hand_lines(services, rel, old_text, run.since.get(rel))),
+        evidence=run.lines + own,
+        said_on=run.said_on + (today,) * len(own) if len(run.said_on) == len(run.lines) else (),
         protected=frozenset(recent | {fact_key(line) for line in hand_facts}),
         forgotten=run.forgotten,
         move_targets=frozenset(CURATED_PATHS) - {rel},

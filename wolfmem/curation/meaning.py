@@ -93,12 +93,32 @@ def added_marks(line: str, sources: Iterable[str]) -> str:
     return "".join(sorted(added))
 
 
+# "Sarah's brother": a name, its possessive, and the next word (what or whom of hers the line speaks of).
+_POSSESSIVE = re.compile(r"(\w+)['\u2019]s\s+(\w+)")
+
+
+def _owner_only(evidence: str, who: Subject, fact_words: frozenset[str]) -> bool:
+    """Whether `evidence` names `who` only as the owner of someone or something the fact does not speak of.
+
+    "Sarah's brother is 35" is about her brother, not about Sarah; "Sarah's birthday is 4 May" is about
+    her birthday, which her fact names too.
+    """
+    folded = unicodedata.normalize("NFC", evidence).casefold()
+    mentions = sum(1 for part in _PART.findall(folded.replace("\u2019", "'")) if part in who)
+    owned = [thing for owner, thing in _POSSESSIVE.findall(folded) if owner in who]
+    others = [thing for thing in owned if not (fact_words & read(thing).words)]
+    return bool(others) and len(others) == len(owned) == mentions
+
+
 def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Subjects) -> bool:
     """Whether an evidence line may speak of `who`: it names them, or names nobody else.
 
     "Tom's birthday is 4 May" is not about Sarah, whatever it shares with her line; "Her birthday
-    moved to 4 May" names nobody else, so it may be.
+    moved to 4 May" names nobody else, so it may be. Nor is "Sarah's brother is 35", which names her
+    only as the owner of someone her fact does not speak of (`_owner_only`).
     """
+    if who and _owner_only(evidence, who, fact_words):
+        return False
     said = subjects.of(None, evidence)
     if said == who:
         return True

@@ -309,11 +309,16 @@ def _land(
         else:
             old_text, revision = inputs.files[rel]
             rewrites[rel] = Rewrite(old_text, revision, answer.content, answer.changes)
-    # Only what arrived since the last run is evidence: its episode lines, saves and new hand edits.
-    texts = [episode.text for episode in request.episodes] + [save.text for save in request.saves]
+    # Only what arrived since the last run is evidence: its episode lines, saves and new hand edits, oldest
+    # first (by day; hand edits, seen only now, last), since the newest evidence about a fact wins.
+    said = [(episode.day, episode.text) for episode in request.episodes] + [(save.day, save.text) for save in
+                                                                             request.saves]
+    texts = sorted(said, key=lambda item: item[0])
     read = {rel: text for rel, (text, _) in inputs.files.items()}
     fresh = inputs.fresh_since
-    texts += [line for rel, text in read.items() for line in new_hand_lines(services, rel, text, fresh.get(rel))]
+    today = services.clock().date().isoformat()
+    texts += [(today, line) for rel, text in read.items()
+              for line in new_hand_lines(services, rel, text, fresh.get(rel))]
     evidence = run_evidence(services, texts, since=fresh, files=read, added=inputs.added)
     to_stage = []
     for rel, (outcome, new_text) in land_all(services, rewrites, evidence, dry_run=dry_run).items():

@@ -174,12 +174,13 @@ def _month_evidence(
 ) -> RunEvidence:
     """What backs a change in an audit: the month's episodes, the facts first seen in it, and its new hand edits."""
     start = f"{month}-01"
-    texts = [text for _, text in evidence.episodes]
+    texts = [(episode_date(rel) or "", text) for rel, text in evidence.episodes]
     for rel, (body, _) in files.items():
         first_seen = services.state.first_seen(rel)
-        texts += [fact.text for fact in markdown.parse(body).facts
+        texts += [(first_seen[fact_key(fact.text)], fact.text) for fact in markdown.parse(body).facts
                   if first_seen.get(fact_key(fact.text), "").startswith(month)]
-        texts += new_hand_lines(services, rel, body, start)
+        texts += [(evidence.today, line) for line in new_hand_lines(services, rel, body, start)]
+    texts.sort(key=lambda item: item[0])  # oldest first: the newest evidence about a fact wins
     return run_evidence(services, texts, budget=budget, since=dict.fromkeys(files, start),
                         files={rel: body for rel, (body, _) in files.items()})
 

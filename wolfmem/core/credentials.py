@@ -35,13 +35,13 @@ import re
 import unicodedata
 from collections import Counter
 
-# (human name, pattern).  Order matters only for which name is reported.
+# (human name, pattern).  Order matters only for which name is reported. Every pattern starts only where
+# a bounded look decides it (a prefix, a bounded run): text of 1 MB is read in one pass, not once per word.
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("PEM private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
     ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    # The lookahead needs a digit, so "sk-learn-style-pipelines-for-tabular-data" passes.
-    ("OpenAI API key",
-     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{20,}")),
+    # A key holds a digit (`_NEEDS_DIGIT`), so "sk-learn-style-pipelines-for-tabular-data" passes.
+    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}")),
     ("GitHub token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}")),
@@ -53,12 +53,17 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("Slack webhook URL", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}")),
     ("Discord webhook URL", re.compile(r"discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{20,}")),
     ("connection string with a password",
-     re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@]*:(?P<value>[^\s/@]+)@[^\s/@]")),
+     re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.-]{0,30}://[^\s:/@]*:(?P<value>[^\s/@]+)@[^\s/@]")),
 ]
+# Checked on the match, not by a lookahead: a lookahead over the rest of the run, from every "sk-" in a
+# run of them, read the run once per "sk-".
+_NEEDS_DIGIT = frozenset({"OpenAI API key"})
 
 # `password: x`, `api_key = "x"`, `"token": "x"`, `DB_PASSWORD=x`, `?token=x`.
+# The key starts a word or ends an identifier ("DB_PASSWORD"): a look at the two characters before it,
+# where `\b(?:[a-z0-9]+[_-])*` re-read a whole run such as "a-a-a-…" from each of its words.
 _ASSIGNMENT = re.compile(
-    r"(?i)\b(?:[a-z0-9]+[_-])*"
+    r"(?i)(?:\b|(?<=[a-z0-9][_-]))"
     r"(?P<key>password|passwd|pwd|passphrase|secret|api[_-]?key|apikey|token)"
     r"\b[\"']?\s*(?::=|[:=])\s*(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;]+)"
 )
@@ -90,6 +95,7 @@ _REFERENCE_WORDS = frozenset(
 _CANDIDATE = re.compile(r"[A-Za-z0-9+/_=-]{32,}")
 # A digest or fingerprint names public content ("sha256:4d5e…", "SHA256:nThbg6…"), it unlocks nothing.
 _DIGEST_PREFIX = re.compile(r"(?i)\b(?:sha(?:1|224|256|384|512)|md5|blake2b?)[:=-]$")
+_DIGEST_LOOKBACK = 20  # the longest prefix ("blake2b:") and the character before it, with room
 # The path of a web URL: document and video ids live there; query strings (?sig=…) do not count.
 _URL_PATH = re.compile(r"\bhttps?://[^\s/?#]+(?P<path>/[^\s?#]*)")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
@@ -196,6 +202,8 @@ def _find_secret(text: str) -> str | None:
         for match in pattern.finditer(text):
             value = match.groupdict().get("value")
             # A URL password may be short ("u:p@"), so only placeholders excuse it.
+            if name in _NEEDS_DIGIT and not any(ch.isdigit() for ch in match.group()):
+                continue
             if value is None or not _is_placeholder(value):
                 return name
     for match in _ASSIGNMENT.finditer(text):
@@ -214,7 +222,7 @@ def _find_secret(text: str) -> str | None:
         return "password"
     url_paths = [(m.start(), m.end("path")) for m in _URL_PATH.finditer(text)]
     for match in _CANDIDATE.finditer(text):
-        if _DIGEST_PREFIX.search(text[: match.start()]):
+        if _DIGEST_PREFIX.search(text[max(0, match.start() - _DIGEST_LOOKBACK): match.start()]):
             continue
         if any(start <= match.start() and match.end() <= end for start, end in url_paths):
             continue

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from wolfmem.core import tokens
 from wolfmem.core.facts import CANONICAL_CHARS
 
-_QUALIFIER = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_CLOSERS = {"(": ")", "[": "]"}
 # Obsidian links name the entity: "[[people/Dave Smith#Role|Dave]]" reads "Dave Smith Dave".
 _WIKILINK = re.compile(r"!?\[\[([^\[\]|#]*)(?:#[^\[\]|]*)?(?:\|([^\[\]]*))?\]\]")
 _MARKDOWN_LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
-_HEADING_SEPARATOR = re.compile(r"\s+[-\u2013\u2014|]\s+|:\s")
+_HEADING_SEPARATOR = re.compile(r"(?<!\s)\s+[-\u2013\u2014|]\s+|:\s")  # a run of spaces read once, from its start
 _ENTITY_WORD = re.compile(r"\w[\w.+#'-]*\w|\w[+#]*")
 _GENERIC_HEADING_WORDS = frozenset(
     """notes note unfiled general misc miscellaneous other others inbox todo todos
@@ -33,7 +33,7 @@ def _entity_words(heading: str) -> list[str]:
     """Distinctive words naming a heading's entity ('Project Atlas — x' -> ['Atlas'])."""
     heading = unicodedata.normalize("NFC", heading)  # a decomposed "Zoë" heading names the composed "Zoë"
     name = _MARKDOWN_LINK.sub(r"\1", _WIKILINK.sub(_link_words, heading.lstrip("#").translate(CANONICAL_CHARS)))
-    name = _QUALIFIER.sub(" ", name)
+    name = _without_qualifiers(name)
     name = _HEADING_SEPARATOR.split(name, maxsplit=1)[0]
     return [
         word for word in (w.rstrip(".") for w in _ENTITY_WORD.findall(name))
@@ -41,6 +41,29 @@ def _entity_words(heading: str) -> list[str]:
         and word.lower() not in _GENERIC_HEADING_WORDS
         and word.lower() not in tokens.STOP_WORDS
     ]
+
+
+def _without_qualifiers(name: str) -> str:
+    r"""`name` with each "(…)" and "[…]" (from an opener to the next closer of its kind) read as a space.
+
+    What `re.sub(r"\([^)]*\)|\[[^\]]*\]", " ", name)` does, in one pass: that pattern read from every
+    opener to the end when no closer followed, so a heading of "[[[[…" was quadratic in its length.
+    """
+    out: list[str] = []
+    following = {")": -2, "]": -2}  # the next index of each closer at or after the cursor (-2: not looked up)
+    i = 0
+    while i < len(name):
+        closer = _CLOSERS.get(name[i])
+        if closer is not None:
+            if -1 < following[closer] < i or following[closer] == -2:
+                following[closer] = name.find(closer, i)
+            if following[closer] != -1:
+                out.append(" ")
+                i = following[closer] + 1
+                continue
+        out.append(name[i])
+        i += 1
+    return "".join(out)
 
 
 def mentions_entity(heading: str, fact: str) -> bool:

@@ -42,10 +42,12 @@ from wolfmem.core.credentials import visible_text
 
 _LINK = re.compile(r"!?\[([^\[\]]*)\]\([^()]*\)")
 # Emphasis marks hide words from the rules; `_` only at a word's edge, so `~/.ssh/id_rsa` stays whole.
-_EMPHASIS = re.compile(r"[*`]+|~~|(?<!\w)_+|_+(?!\w)")
+# Each run is read from its first character only (`(?<!_)`, `(?<!\s)`): a long run of "_" or spaces
+# was otherwise re-read from each of its characters, quadratic in its length.
+_EMPHASIS = re.compile(r"[*`]+|~~|(?<!\w)_+|(?<!_)_+(?!\w)")
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # A comma or colon splits clauses only before a space, so URLs ("https://") and numbers ("5,000") stay whole.
-_CLAUSE = re.compile(r"\s*(?:[,:;–—]|\s-)\s+(?:(?:and|but|so|then|also|or)\s+)?")
+_CLAUSE = re.compile(r"(?:(?<!\s)|(?=[,:;–—]))\s*(?:[,:;–—]|\s-)\s+(?:(?:and|but|so|then|also|or)\s+)?")
 _LEAD = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)]|\[[ x]\])\s+")
 
 # 1. Phrases that address the reading model rather than describe a topic. Role labels count only

@@ -14,6 +14,9 @@ from wolfmem.core.credentials import find_secret
 from wolfmem.core.instructions import looks_like_instruction
 
 MAX_QUOTE_CHARS = 240
+# A quote is judged by what it shows and this much past it (a key cut in two is still withheld), never by the
+# whole text: a refusal quoting a 1 MB hand-written line scanned all of it to show 80 characters.
+SCANNED_PAST_QUOTE = 2_000
 WITHHELD = "[heading withheld: looks like an instruction]"
 WITHHELD_SECRET = "[withheld: looks like a secret]"
 WITHHELD_INSTRUCTION = "[withheld: reads like an instruction to the agent]"
@@ -53,8 +56,9 @@ def unsafe_characters(line: str) -> str:
 def quote_untrusted(text: str, cap: int = MAX_QUOTE_CHARS) -> str:
     """Model or file text made safe to write where agents read it: one line, capped, no secret, no instruction."""
     flat = " ".join(str(text).split())
-    if find_secret(flat):
+    shown = flat[: cap + SCANNED_PAST_QUOTE]
+    if find_secret(shown):
         return WITHHELD_SECRET
-    if looks_like_instruction(flat):
+    if looks_like_instruction(shown):
         return WITHHELD_INSTRUCTION
     return flat if len(flat) <= cap else flat[: cap - 1] + "…"

@@ -37,7 +37,7 @@ from wolfmem.core.compare import Relation, backs, carries, duplicates, fact_word
 from wolfmem.core.credentials import find_secret
 from wolfmem.core.facts import fact_key, normalise
 from wolfmem.core.reading import read
-from wolfmem.core.untrusted import quote_untrusted
+from wolfmem.core.untrusted import SCANNED_PAST_QUOTE, quote_untrusted
 from wolfmem.curation.budget import Growth, over_budget
 from wolfmem.curation.candidates import WordIndex
 from wolfmem.curation.contract import Change, ChangeKind
@@ -120,6 +120,7 @@ def dated_lines(texts: Iterable[tuple[str, str]]) -> tuple[tuple[str, ...], tupl
 
 def _quote(text: str) -> str:
     """A line for a reason: the reasons go into the curation log, which agents search, so quoted as untrusted."""
+    text = text[: QUOTE_CHARS + SCANNED_PAST_QUOTE]  # what is shown and a margin: never a whole 1 MB line
     visible = "".join(c for c in text if unicodedata.category(c) != "Cf")  # a key split by a zero-width space
     return repr("[withheld: looks like a secret]" if find_secret(visible) else quote_untrusted(text, QUOTE_CHARS))
 

@@ -74,7 +74,9 @@ def _line_markup(line: str, known: str) -> str:
         return "a task box ('[ ]' / '[x]'), whose tick says done or not done"
     if _IMAGE.search(line):
         return "an image, whose address an editor fetches"
-    if _HTML.search(line):
+    # A tag needs a ">" after it: search only up to the last one, or each "<" of a line with none would be
+    # read to the line's end (a 64 kB reply line of "<a <a …" took minutes).
+    if "<!--" in line or _HTML.search(line, 0, line.rfind(">") + 1):
         return "HTML or an HTML comment"
     for match in _LINK_TARGET.finditer(line):
         target = match.group(1) or match.group(2) or ""

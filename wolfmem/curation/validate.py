@@ -57,7 +57,8 @@ QUOTE_CHARS = 80
 # A nightly rewrite never legitimately grows a file this much; a looping model does.
 MAX_GROWTH_CHARS = 64_000
 
-_ANNOTATION = re.compile(r"\s*\[(?:first seen \d{4}-\d{2}-\d{2}[^\]]*|hand-edited[^\]]*)\]\s*$")
+# Read from the start of a run of spaces only, and never across another "[": either was quadratic in a long line.
+_ANNOTATION = re.compile(r"(?<!\s)\s*\[(?:first seen \d{4}-\d{2}-\d{2}[^\][]*|hand-edited[^\][]*)\]\s*$")
 _WHOLE_FENCE = re.compile(r"^\s*(```|~~~)[A-Za-z]*[ \t]*\n(.*?)\n?\1\s*$", re.DOTALL)
 _FRONT_MATTER = re.compile(r"^---[ \t]*\r?\n.*?\r?\n---[ \t]*(?:\r?\n|$)", re.DOTALL)
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")

@@ -16,8 +16,8 @@ from wolfmem.curation.evidence import (
     Safeguards,
     account,
     evidence_lines,
-    readded,
 )
+from wolfmem.curation.forgotten import readded
 from wolfmem.storage.archive import Reason
 
 # (line, fact, carried): does the line say everything the fact says?

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from wolfmem.core import markdown
@@ -395,20 +395,3 @@ def _cost(departures: list[Departure], old_keys: set[str]) -> int:
         cost += 1
     return cost
 
-
-def readded(old: markdown.ParsedFile, new: markdown.ParsedFile, forgotten: Collection[str]) -> list[markdown.Fact]:
-    """New facts that carry a fact a person asked to forget (old episodes may still mention it)."""
-    if not forgotten:
-        return []
-    index: WordIndex[str] = WordIndex()
-    for text in forgotten:
-        index.add(text, text)
-    before = {normalise(fact.text) for fact in old.facts}
-    out = []
-    for fact in new.facts:
-        if normalise(fact.text) in before:
-            continue
-        # The forgotten fact must be inside the new line: its words are a candidate's words.
-        if any(carries(fact.text, gone) for gone in index.candidates(fact_words(fact.text))):
-            out.append(fact)
-    return out

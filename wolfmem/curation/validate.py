@@ -48,7 +48,8 @@ from wolfmem.core.facts import normalise
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.untrusted import looks_like_instruction, unsafe_characters
 from wolfmem.curation.contract import Change, ChangeKind
-from wolfmem.curation.evidence import Departure, Safeguards, account, readded
+from wolfmem.curation.evidence import Departure, Safeguards, account
+from wolfmem.curation.forgotten import readded
 from wolfmem.curation.markup import added_markup
 
 # "filed" (moved to the section it names) is the offline curator's; the LLM uses the first five.

@@ -61,21 +61,8 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
 
 @pytest.mark.parametrize("union", [False, True], ids=["plain merge", "merge=union"])
 def test_git_auto_commit_loops_with_conflicts_lose_nothing(tmp_path: Path, union: bool) -> None:
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
-    a_root, b_root = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
-    a, b = Machine(a_root, tmp_path / "a" / "state"), Machine(b_root, tmp_path / "b" / "state")
-    assert a.cli("init").returncode == 0
-    (a_root / ".gitignore").write_text("*.bak\n*~\n.*.swp\n.*.tmp\n.*.wolfmem-displaced-*\n")
-    if union:
-        (a_root / ".gitattributes").write_text("knowledge/*.md merge=union\nepisodes/*.md merge=union\n"
-                                               ".wolfmem/**/*.jsonl merge=union\n")
-    _git(a_root, "init", "-q", "-b", "main")
-    _git(a_root, "add", "-A")
-    _git(a_root, "commit", "-qm", "vault")
-    _git(a_root, "remote", "add", "origin", str(origin))
-    _git(a_root, "push", "-q", "origin", "main")
-    subprocess.run(["git", "clone", "-q", "-b", "main", str(origin), str(b_root)], check=True)
+    a, b = _git_pair(tmp_path, union)
+    a_root, b_root = a.root, b.root
     saved: list[str] = []
     for round_ in range(3):
         for name, machine in (("A", a), ("B", b)):
@@ -139,18 +126,8 @@ def test_unison_copies_on_conflict_are_merged_back(tmp_path: Path) -> None:
 
 
 def test_git_two_machines_saving_into_the_same_new_sections_merge_by_section(tmp_path: Path) -> None:
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
-    a_root, b_root = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
-    a, b = Machine(a_root, tmp_path / "a" / "state"), Machine(b_root, tmp_path / "b" / "state")
-    assert a.cli("init").returncode == 0
-    (a_root / ".gitignore").write_text("*.bak\n*~\n.*.swp\n.*.tmp\n.*.wolfmem-displaced-*\n")
-    _git(a_root, "init", "-q", "-b", "main")
-    _git(a_root, "add", "-A")
-    _git(a_root, "commit", "-qm", "vault")
-    _git(a_root, "remote", "add", "origin", str(origin))
-    _git(a_root, "push", "-q", "origin", "main")
-    subprocess.run(["git", "clone", "-q", "-b", "main", str(origin), str(b_root)], check=True)
+    a, b = _git_pair(tmp_path)
+    a_root, b_root = a.root, b.root
     for name, machine in (("A", a), ("B", b)):  # each machine's agent saves into the same two new sections
         for fact, topic in ((f"Dana {name} keeps bees.", "Dana"), (f"Tom {name} sails.", "Tom")):
             assert machine.cli("save", fact, "--type", "people", "--topic", topic).returncode == 0
@@ -170,3 +147,23 @@ def test_git_two_machines_saving_into_the_same_new_sections_merge_by_section(tmp
         assert "- Dana A keeps bees." in dana and "- Dana B keeps bees." in dana, text
         assert "- Tom A sails." in tom and "- Tom B sails." in tom, text
     assert "needs you" not in a.cli("status").stdout
+
+
+def _git_pair(tmp_path: Path, union: bool = False) -> tuple[Machine, Machine]:
+    """Two machines' vaults, A's first commit pushed to a bare origin and cloned by B."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    a_root, b_root = tmp_path / "a" / "vault", tmp_path / "b" / "vault"
+    a, b = Machine(a_root, tmp_path / "a" / "state"), Machine(b_root, tmp_path / "b" / "state")
+    assert a.cli("init").returncode == 0
+    (a_root / ".gitignore").write_text("*.bak\n*~\n.*.swp\n.*.tmp\n.*.wolfmem-displaced-*\n")
+    if union:
+        (a_root / ".gitattributes").write_text("knowledge/*.md merge=union\nepisodes/*.md merge=union\n"
+                                               ".wolfmem/**/*.jsonl merge=union\n")
+    _git(a_root, "init", "-q", "-b", "main")
+    _git(a_root, "add", "-A")
+    _git(a_root, "commit", "-qm", "vault")
+    _git(a_root, "remote", "add", "origin", str(origin))
+    _git(a_root, "push", "-q", "origin", "main")
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(origin), str(b_root)], check=True)
+    return a, b

@@ -73,15 +73,16 @@ class Row:
     latencies: list[float]
     failures: list[tuple[float, str]]
 
+    def quantile(self, p: float) -> float:
+        """The p-quantile (0–1) of the landed saves' latencies, ms (0 if none landed)."""
+        times = sorted(self.latencies)
+        return times[min(len(times) - 1, int(len(times) * p))] if times else 0.0
+
     def cells(self) -> list[str]:
         """The table's cells for this class."""
-        times = sorted(self.latencies)
-
-        def q(p: float) -> float:
-            return times[min(len(times) - 1, int(len(times) * p))] if times else 0.0
-
         failed = f"{len(self.failures)} (slowest {max(ms for ms, _ in self.failures):.0f} ms)" if self.failures else "0"
-        return [self.name, str(len(times)), failed, f"{q(0.5):.0f}", f"{q(0.99):.0f}", f"{max(times, default=0):.0f}"]
+        return [self.name, str(len(self.latencies)), failed, f"{self.quantile(0.5):.0f}", f"{self.quantile(0.99):.0f}",
+                f"{max(self.latencies, default=0):.0f}"]
 
 
 def _seed(root: Path, facts: int) -> None:
@@ -122,8 +123,17 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.wait()
 
 
-def contention(work: Path, agents: int, saves: int, seconds: float, seed: int) -> str:
-    """Run the scenario once; the markdown table."""
+@dataclass(frozen=True)
+class Contended:
+    """One run of the scenario: its markdown table and the two numbers the issue's targets bound."""
+
+    table: str
+    untouched_p99_ms: float  # saves to files the script never writes
+    hammered_slowest_ms: float  # the slowest save to a hammered file, landed or failed
+
+
+def contention(work: Path, agents: int, saves: int, seconds: float, seed: int) -> Contended:
+    """Run the scenario once."""
     from wolfmem import Config, Memory
 
     root, env = work / "vault", _env(work)
@@ -187,7 +197,9 @@ def contention(work: Path, agents: int, saves: int, seconds: float, seed: int) -
     lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
     errors = sorted({status for row in rows for _, status in row.failures})
     lines += [f"- {error}" for error in errors[:5]]
-    return "\n".join(lines)
+    hammered, untouched = rows
+    return Contended("\n".join(lines), untouched.quantile(0.99),
+                     max([*hammered.latencies, *(ms for ms, _ in hammered.failures)], default=0.0))
 
 
 def _files_synced(log: Path) -> int:
@@ -245,8 +257,28 @@ def _mcp_rss(root: Path, env: dict[str, str], queries: list[str]) -> tuple[float
             server.wait()
 
 
-def memory_row(work: Path, facts: int) -> str:
-    """RSS of the daemon and of an MCP server over a generated vault of `facts` facts; the markdown table."""
+@dataclass(frozen=True)
+class Resident:
+    """RSS MB of a daemon and of an MCP server over one vault, at rest and after work."""
+
+    facts: int
+    daemon: tuple[float, float]
+    mcp: tuple[float, float]
+    queries: int
+
+    def table(self) -> str:
+        """The markdown table."""
+        return "\n".join([
+            f"{self.facts} facts indexed", "",
+            "| process | RSS MB at rest | RSS MB after work |", "|---|---|---|",
+            f"| `wolfmem daemon` (start, then 10 outside edits synced) | {self.daemon[0]:.0f} | {self.daemon[1]:.0f} |",
+            f"| `wolfmem mcp` (one search, then {self.queries} searches and saves) "
+            f"| {self.mcp[0]:.0f} | {self.mcp[1]:.0f} |",
+        ])
+
+
+def memory_row(work: Path, facts: int) -> Resident:
+    """RSS of the daemon and of an MCP server over a generated vault of `facts` facts."""
     import bench
 
     from wolfmem import Config, Memory
@@ -273,14 +305,7 @@ def memory_row(work: Path, facts: int) -> str:
         busy = _rss_mb(daemon.pid)
     finally:
         _stop(daemon)
-    first, served = _mcp_rss(root, env, bench.QUERIES)
-    return "\n".join([
-        f"{indexed} facts indexed", "",
-        "| process | RSS MB at rest | RSS MB after work |", "|---|---|---|",
-        f"| `wolfmem daemon` (start, then 10 outside edits synced) | {idle:.0f} | {busy:.0f} |",
-        f"| `wolfmem mcp` (one search, then {len(bench.QUERIES) * 3} searches and saves) "
-        f"| {first:.0f} | {served:.0f} |",
-    ])
+    return Resident(indexed, (idle, busy), _mcp_rss(root, env, bench.QUERIES), len(bench.QUERIES) * 3)
 
 
 def main() -> None:
@@ -298,15 +323,15 @@ def main() -> None:
     if args.memory:
         sys.path.insert(0, str(REPO / "scripts"))
         if args.keep:
-            print(memory_row(args.keep, args.facts))
+            print(memory_row(args.keep, args.facts).table())
             return
         with tempfile.TemporaryDirectory() as work:
-            print(memory_row(Path(work), args.facts))
+            print(memory_row(Path(work), args.facts).table())
         return
     if args.quick:
         args.saves, args.seconds = 20, 60.0
     with tempfile.TemporaryDirectory() as work:
-        print(contention(Path(work), args.agents, args.saves, args.seconds, args.seed))
+        print(contention(Path(work), args.agents, args.saves, args.seconds, args.seed).table)
 
 
 if __name__ == "__main__":

@@ -174,6 +174,61 @@ def rebuild(root: Path, state: Path) -> tuple[Memory, float, int]:
     return memory, count / seconds, count
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One size's side-by-side timings, by (vault, query set), and its rebuild rates."""
+
+    facts: int
+    timings: dict[tuple[str, str], tuple[int, Timing]]  # (vault, queries) -> (facts indexed, timing)
+    rebuilds: dict[str, tuple[int, float]]  # vault -> (facts indexed, facts/s)
+
+    def ratio(self, vault: str, queries: str) -> float:
+        """wolfmem's CPU p50 over FTS5's for one query set."""
+        timing = self.timings[(vault, queries)][1]
+        return statistics.median(timing.ours_cpu) / max(statistics.median(timing.fts_cpu), 1e-9)
+
+
+REAL, QUESTIONS, KEYWORDS = "real questions", "questions, 5 kept words", "2-3 keywords"
+
+
+def measure(facts: int, rounds: int, data: Path = DATA) -> Measured:
+    """Both vaults of one size, each searched side by side with FTS5 after a rebuild from nothing."""
+    measured = Measured(facts, {}, {})
+    with tempfile.TemporaryDirectory(prefix="wolfmem-bench-search-") as tmp:
+        work = Path(tmp)
+        turns, real = conversation_turns(facts, data)
+        files, _ = eval_locomo.episode_files(turns)
+        (work / "conv" / "episodes").mkdir(parents=True)
+        for rel, text in files.items():
+            (work / "conv" / rel).write_text(text, "utf-8")
+        questions, keywords = generated(work / "gen", facts)
+        for vault, sets in (("conversations", [(REAL, real)]),
+                            ("generated", [(QUESTIONS, questions), (KEYWORDS, keywords)])):
+            memory, rate, count = rebuild(work / {"conversations": "conv", "generated": "gen"}[vault],
+                                          work / f"state-{vault}")
+            measured.rebuilds[vault] = (count, rate)
+            fts = Fts5(work / f"fts-{vault}.sqlite", memory.vault.root)
+            try:
+                memory.watch()
+                for name, queries in sets:
+                    measured.timings[(vault, name)] = (count, side_by_side(memory, fts, queries, rounds))
+            finally:
+                fts.close()
+                memory.close()
+    return measured
+
+
+def render(runs: Sequence[Measured]) -> str:
+    """The side-by-side table of every size, and the rebuild rates."""
+    lines = ["| facts | vault | queries | wolfmem CPU p50 ms | FTS5 CPU p50 ms | CPU ratio | wall p50 ms (ratio) |",
+             "|---:|---|---|---:|---:|---:|---|"]
+    lines += [f"| {count:,} | {vault} | {name} | {timing.cells()} |"
+              for run in runs for (vault, name), (count, timing) in run.timings.items()]
+    rebuilds = [f"{count:,} facts ({vault}): {rate:,.0f} facts/s"
+                for run in runs for vault, (count, rate) in run.rebuilds.items()]
+    return "\n".join(lines) + "\n\nrebuild (`Memory.reindex` from nothing): " + "; ".join(rebuilds)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the side-by-side table for each size."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -181,36 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="times each query set is asked")
     parser.add_argument("--data", type=Path, default=DATA, help="the folder of locomo-dev and longmemeval-dev")
     args = parser.parse_args(argv)
-    print("| facts | vault | queries | wolfmem CPU p50 ms | FTS5 CPU p50 ms | CPU ratio | wall p50 ms (ratio) |")
-    print("|---:|---|---|---:|---:|---:|---|")
-    rebuilds = []
-    for facts in args.facts:
-        with tempfile.TemporaryDirectory(prefix="wolfmem-bench-search-") as tmp:
-            work = Path(tmp)
-            turns, real = conversation_turns(facts, args.data)
-            files, _ = eval_locomo.episode_files(turns)
-            (work / "conv" / "episodes").mkdir(parents=True)
-            for rel, text in files.items():
-                (work / "conv" / rel).write_text(text, "utf-8")
-            questions, keywords = generated(work / "gen", facts)
-            for vault, sets in (("conversations", [("real questions", real)]),
-                                ("generated", [("questions, 5 kept words", questions),
-                                               ("2-3 keywords", keywords)])):
-                memory, rate, count = rebuild(work / {"conversations": "conv", "generated": "gen"}[vault],
-                                              work / f"state-{vault}")
-                rebuilds.append(f"{count:,} facts ({vault}): {rate:,.0f} facts/s")
-                fts = Fts5(work / f"fts-{vault}.sqlite", memory.vault.root)
-                try:
-                    memory.watch()
-                    for name, queries in sets:
-                        timing = side_by_side(memory, fts, queries, args.rounds)
-                        print(f"| {count:,} | {vault} | {name} | {timing.cells()} |", flush=True)
-                finally:
-                    fts.close()
-                    memory.close()
-    print("\nrebuild (`Memory.reindex` from nothing): " + "; ".join(rebuilds))
+    print(render([measure(facts, args.rounds, args.data) for facts in args.facts]))
     return 0
-
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -11,6 +11,7 @@ from conftest import UNCHANGED, run_cli
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
+from wolfmem.curation import offline
 from wolfmem.curation.coverage import (
     COVERAGE_REL,
     Coverage,
@@ -23,6 +24,7 @@ from wolfmem.curation.coverage import (
     split_entries,
     union,
 )
+from wolfmem.curation.offline import OfflineCurator
 from wolfmem.curation.prompting import EPISODE_BUDGET_CHARS
 from wolfmem.curation.run import run
 from wolfmem.storage.vault import content_hash
@@ -171,6 +173,26 @@ def test_the_first_curation_covers_the_whole_history_in_batches(memory, fake, cu
     assert order == sorted(order)
     asked = len(fake.requests)
     assert run(memory.services, curator(), DAY).status == "noop" and len(fake.requests) == asked
+
+
+def test_the_offline_curator_tidies_each_file_once_however_long_the_history(memory, monkeypatch):
+    # It reads only the files, so batches of episodes would each get the same answer: one round takes them all.
+    for n in range(60):
+        log_on(memory, date(2026, 9, 1) + timedelta(days=n), [f"Marker {n:03d}.", *LONG_BULLETS])
+    memory.save("Tom drinks tea.", "preferences", "Tom")
+    tidied: list[str] = []
+    real = offline.tidy
+    monkeypatch.setattr(offline, "tidy", lambda item: tidied.append(item.rel) or real(item))
+
+    result = run(memory.services, OfflineCurator(), DAY)
+
+    total = sum(len(path.read_text()) for path in memory.vault.episodes_dir.glob("*.md"))
+    assert total > 3 * EPISODE_BUDGET_CHARS
+    assert result.entries == 60 and result.left == 0 and result.batches == 1
+    assert sorted(tidied) == sorted(set(tidied)) and "knowledge/people.md" in tidied
+    tidied.clear()
+    again = run(memory.services, OfflineCurator(), DAY)
+    assert again.entries == 0 and again.left == 0 and tidied == []
 
 
 def test_a_failed_round_keeps_what_landed_and_the_next_run_resumes(memory, fake, curator):

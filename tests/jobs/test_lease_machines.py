@@ -117,6 +117,7 @@ class Tidy:
     """A canned curator: files the Unfiled line about Sarah under her section (a reorder)."""
 
     label = "canned curator"
+    reads_episodes = False
 
     def propose(self, request: CurationRequest) -> Proposal:
         files = {}

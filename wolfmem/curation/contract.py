@@ -115,6 +115,9 @@ class Curator(Protocol):
     """Something that proposes rewrites of curated files: the LLM or the offline curator."""
 
     label: str  # names the curator in the curation log, e.g. "offline curator (no LLM)"
+    # False: its answers depend on the files alone, so a run hands it every pending entry in one round
+    # (batches of episodes would each get the same answer, a whole tidy of every file per batch).
+    reads_episodes: bool
 
     def propose(self, request: CurationRequest) -> Proposal:
         """Answer for each file of the request; never write anything."""

@@ -16,6 +16,8 @@ if TYPE_CHECKING:  # the openai client is imported only when an LLM is configure
 class LLMCurator:
     """Asks an OpenAI-compatible model to curate each file, one request per file."""
 
+    reads_episodes = True
+
     def __init__(self, client: LLMClient) -> None:
         self.client = client
         self.label = f"LLM curator ({client.settings.model} at {client.settings.endpoint})"

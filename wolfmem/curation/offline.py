@@ -46,6 +46,7 @@ class OfflineCurator:
         "offline curator (deterministic, no LLM: merges sections about one entity and duplicates, "
         "files unfiled facts, drops empty sections)"
     )
+    reads_episodes = False
 
     def propose(self, request: CurationRequest) -> Proposal:
         """Tidy each file of the request; a file with nothing to tidy is "unchanged"."""

@@ -206,7 +206,8 @@ def run(
     store = CoverageFile(services.writer, services.provenance.machine)
     coverage = store.read() or _first_coverage(previous, since, logs)
     since_s = (since or _day_after(coverage.through) or day).isoformat()
-    rounds = batches(coverage.pending(logs, day_s), EPISODE_BUDGET_CHARS) or [[]]
+    pending = coverage.pending(logs, day_s)
+    rounds = (batches(pending, EPISODE_BUDGET_CHARS) if curator.reads_episodes else [pending]) or [[]]
     result = CurationResult("noop", day_s, "")
     tally = Tally()
     window = window_start(day)

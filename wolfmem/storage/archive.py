@@ -30,6 +30,7 @@ from wolfmem.storage.writer import Cause, Edit, VaultWriter
 
 ARCHIVE_DIR = "consolidated"
 ARCHIVE_PREFIX = "archive-"
+HAND = "hand"  # `by` of a record a person's edit made: removed, or typed again, by hand
 _RECORD = re.compile(r"^- (?P<fact>.*?) <!-- wolfmem-archive (?P<data>\{.*\}) -->\s*$")
 
 
@@ -128,9 +129,9 @@ class Archive:
     def __init__(self, writer: VaultWriter, clock: Callable[[], datetime]) -> None:
         self.writer = writer
         self.clock = clock
-        # Each file's facts by key → their latest record's reason, as of the archive files' names and sizes
+        # Each file's facts by key → their latest record, as of the archive files' names and sizes
         # (append-only: a size that did not change is a file that did not).
-        self._latest: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, Reason]]] = ((), {})
+        self._latest: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, ArchivedFact]]] = ((), {})
 
     def add(self, records: list[ArchivedFact]) -> list[str]:
         """Append records to this month's archive file; return the ref of each new line."""
@@ -147,8 +148,11 @@ class Archive:
         assert written.detail is not None
         return [f"file:{rel}#L{written.detail + offset}" for offset in range(len(records))]
 
-    def left(self, rel: str) -> set[str]:
-        """Keys of the facts whose latest record for file `rel` says they left it (not restored or saved since)."""
+    def left(self, rel: str, *, by_hand: bool = True) -> set[str]:
+        """Keys of the facts whose latest record for file `rel` says they left it (not restored or saved since).
+
+        by_hand=False: only those wolfmem took out (forgotten, updated, merged), not those a person removed.
+        """
         try:
             names = self.writer.vault.names(ARCHIVE_DIR, f"{ARCHIVE_PREFIX}*.md")
             seen = tuple((name, self.writer.vault.size(name)) for name in names if is_archive(name))
@@ -158,9 +162,10 @@ class Archive:
         if seen != cached or not seen:
             latest = {}
             for record in self.records():
-                latest.setdefault(record.file, {})[record.key] = record.reason
+                latest.setdefault(record.file, {})[record.key] = record
             self._latest = (seen, latest)
-        return {key for key, reason in latest.get(rel, {}).items() if reason is not Reason.RESTORED}
+        return {key for key, record in latest.get(rel, {}).items()
+                if record.reason is not Reason.RESTORED and (by_hand or record.by != HAND)}
 
     def records(self) -> list[ArchivedFact]:
         """Every record in every archive file, oldest first."""

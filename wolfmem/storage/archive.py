@@ -135,7 +135,9 @@ class Archive:
         self.clock = clock
         # Each file's facts by key → their latest record, as of the archive files' names and sizes
         # (append-only: a size that did not change is a file that did not).
-        self._latest: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, ArchivedFact]]] = ((), {})
+        # With them, what `left` answered for (file, by_hand) from those records: a save and a typed line each ask.
+        self._latest: tuple[tuple[tuple[str, int], ...], dict[str, dict[str, ArchivedFact]],
+                            dict[tuple[str, bool], frozenset[str]]] = ((), {}, {})
 
     def add(self, records: list[ArchivedFact]) -> list[str]:
         """Append records to this month's archive file; return the ref of each new line."""
@@ -155,7 +157,7 @@ class Archive:
         assert written.detail is not None
         return [f"file:{rel}#L{written.detail + offset}" for offset in range(len(records))]
 
-    def left(self, rel: str, *, by_hand: bool = True) -> set[str]:
+    def left(self, rel: str, *, by_hand: bool = True) -> frozenset[str]:
         """Keys of the facts whose latest record for file `rel` says they left it (not restored or saved since).
 
         by_hand=False: only those wolfmem took out (forgotten, updated, merged), not those a person removed.
@@ -165,14 +167,17 @@ class Archive:
             seen = tuple((name, self.writer.vault.size(name)) for name in names if is_archive(name))
         except (OSError, WolfmemError):
             seen = ()
-        cached, latest = self._latest
+        cached, latest, answers = self._latest
         if seen != cached or not seen:
-            latest = {}
+            latest, answers = {}, {}
             for record in self.records():
                 latest.setdefault(record.file, {})[record.key] = record
-            self._latest = (seen, latest)
-        return {key for key, record in latest.get(rel, {}).items()
-                if record.reason is not Reason.RESTORED and (by_hand or record.by != HAND)}
+            self._latest = (seen, latest, answers)
+        if (rel, by_hand) not in answers:
+            answers[(rel, by_hand)] = frozenset(
+                key for key, record in latest.get(rel, {}).items()
+                if record.reason is not Reason.RESTORED and (by_hand or record.by != HAND))
+        return answers[(rel, by_hand)]
 
     def records(self) -> list[ArchivedFact]:
         """Every record in every archive file, oldest first (by `at`; one with only its day from that day's start)."""

@@ -153,7 +153,7 @@ class Corrections:
     def restore(self, ref: str) -> Correction:
         """Put an archived fact back into its file and section (a no-op if it is on file already)."""
         archive_rel, line = _line_ref(self.writer.vault, ref)
-        record = self.archive.record_at(archive_rel, line)
+        line, record = self.archive.record_at(archive_rel, line, self.state.issued_key(archive_rel, line))
         rel = record.file
         if not rel.startswith("knowledge/") or not rel.endswith(".md"):
             raise UsageError(f"the archived fact came from {rel!r}, which is not a knowledge file")
@@ -203,7 +203,9 @@ class Corrections:
 
     def _archive(self, rel: str, fact: markdown.Fact, reason: Reason, why: str, into: str, by: str) -> str:
         record = ArchivedFact(fact.text, rel, fact.section, self.clock().date().isoformat(), reason, why, into, by)
-        return self.archive.add([record])[0]
+        ref = self.archive.add([record])[0]
+        self._issue(*_line_ref(self.writer.vault, ref), fact.text)  # a restore by this ref acts on this record
+        return ref
 
     def _issue(self, rel: str, line: int, text: str) -> None:
         self.state.note_issued([(rel, line, fact_key(text))])

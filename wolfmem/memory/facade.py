@@ -37,7 +37,7 @@ from wolfmem.search.schema import Filters, IndexHit
 from wolfmem.search.sync import Syncer, SyncReport
 from wolfmem.search.watcher import ChangeFeed
 from wolfmem.storage.displaced import Displaced
-from wolfmem.storage.reconcile import Kind, Reconciler
+from wolfmem.storage.reconcile import REWRITES, Reconciler
 from wolfmem.storage.services import Clock, open_services
 from wolfmem.storage.vault import CURATED, CURATED_PATHS, SOURCES, Vault
 
@@ -184,7 +184,7 @@ class Memory:
     def _reconciled(self, rel: str, data: bytes | None = None) -> bool:
         """Repair what an outside write to rel dropped; whether the file was rewritten. Never fails the caller."""
         try:
-            return any(repair.kind in (Kind.PUT_BACK, Kind.MARKERS) for repair in self.reconciler.check(rel, data))
+            return any(repair.kind in REWRITES for repair in self.reconciler.check(rel, data))
         except (OSError, WolfmemError) as exc:
             # A read-only state folder, a busy file: the file is checked again on its next change or write.
             log.warning("could not check %s for lines an editor dropped: %s", rel, exc)

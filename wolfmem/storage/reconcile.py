@@ -13,7 +13,10 @@ merge3(base, ours, theirs) re-applies what changed between base and ours (the sa
 curation the editor could not have read) on top of theirs, keeping every line the person wrote. The
 result is written through the writer (compare-and-exchange: only over exactly theirs), as a version of
 its own cause, "put back". wolfmem's lines the person removed from a version that held them (base) were
-removed knowingly: they go to the archive as "removed by hand". A line put back once and removed again
+removed knowingly: they go to the archive as "removed by hand". What wolfmem took out since base (a forget,
+an update's old wording, a curation merge: each archived) stays out where theirs still holds base's copy, so
+a write holding such a line is merged even when it drops nothing (reported as "kept out"); a copy the person
+typed after it left is theirs, recorded in the archive as back. A line put back once and removed again
 is obeyed, never put back twice, when that write is its base exactly (nothing else changed), so a person
 can always win. A buffer the person changed that lacked wolfmem's lines is a stale one: its revision is
 remembered, and a write started from it (the same buffer again, byte for byte, with more lines or fewer)
@@ -24,23 +27,23 @@ handed once to the next agent call that touches the file.
 from __future__ import annotations
 
 import enum
-import itertools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from difflib import SequenceMatcher
 
 from wolfmem.core import markdown
+from wolfmem.core.facts import fact_key
 from wolfmem.core.markdown import content_lines
 from wolfmem.core.merge import choose_base, merge3
 from wolfmem.errors import WolfmemError
-from wolfmem.storage.archive import Archive, ArchivedFact, Reason
+from wolfmem.storage.archive import HAND, Archive, ArchivedFact, Reason
 from wolfmem.storage.conflicts import SyncConflicts
 from wolfmem.storage.history import HAND_EDIT, History, Version, thinned
 from wolfmem.storage.locks import TimedOut
-from wolfmem.storage.state import StateStore, line_hash
+from wolfmem.storage.putback import added_span, drop_repeated, is_heading
+from wolfmem.storage.state import StateStore
 from wolfmem.storage.vault import content_hash, source_of
 from wolfmem.storage.writer import CAS_SECONDS, Cause, Edit, VaultWriter, Written
 
@@ -55,16 +58,21 @@ class Kind(enum.StrEnum):
     """What wolfmem did about an outside write."""
 
     PUT_BACK = "put back"
+    KEPT_OUT = "kept out"  # lines wolfmem took out since the editor loaded the file, still in its stale buffer
     REMOVED_BY_HAND = REMOVED_BY_HAND
     MARKERS = "markers resolved"  # git's conflict hunks resolved (storage/conflicts.py records it)
+
+
+# The repairs that rewrite the file (a removal by hand is only archived).
+REWRITES = frozenset({Kind.PUT_BACK, Kind.KEPT_OUT, Kind.MARKERS})
 
 
 @dataclass(frozen=True)
 class Repair:
     """One put-back or removed-by-hand event: which file, which lines, how many, when.
 
-    first and last (1-based) are where the lines put back are now, or where the removed ones were in the
-    version before the outside write.
+    first and last (1-based) are where the lines put back are now, where the removed ones were in the
+    version before the outside write, or where the lines kept out were in the outside write.
     """
 
     kind: Kind
@@ -78,7 +86,7 @@ class Repair:
     @property
     def where(self) -> str:
         """The ref of the lines put back (file:knowledge/people.md#L40-L41), or of the first archive record."""
-        if self.kind is Kind.REMOVED_BY_HAND:
+        if self.kind in (Kind.REMOVED_BY_HAND, Kind.KEPT_OUT):  # the lines are no longer in the file
             return self.archived or f"file:{self.path}"
         span = f"L{self.first}" if self.first == self.last else f"L{self.first}-L{self.last}"
         return f"file:{self.path}#{span}"
@@ -91,6 +99,10 @@ class Repair:
             return f"{lines} overwritten by an editor and put back at {self.where}"
         if self.kind is Kind.MARKERS:
             return f"{self.count} git conflict hunk(s) in {self.path} resolved by keeping both sides' lines"
+        if self.kind is Kind.KEPT_OUT:
+            return (f"{self.count} line{'s' if many else ''} wolfmem took out of {self.path} (forgotten, updated or "
+                    f"merged, and archived) came back from an editor's stale buffer and {'were' if many else 'was'} "
+                    "kept out (`wolfmem restore --fact REF` with its archive ref puts one back)")
         where = f" ({self.archived})" if self.archived else ""
         return f"{lines} removed by hand from {self.path} and archived{where}"
 
@@ -197,20 +209,34 @@ class Reconciler:
         own = set(content_lines(ours)) if source_of(rel) == "episodes" else self.state.snapshot_lines(rel) or set()
         affirmed = self.state.take_affirmed(rel) & set(content_lines(ours))  # lines duplicate saves count on
         present = set(content_lines(theirs))
-        if not any(line in own | affirmed and line not in present for line in content_lines(ours)):
+        back = self._taken_out(rel, theirs, set(content_lines(ours)))
+        if not back and not any(line in own | affirmed and line not in present for line in content_lines(ours)):
             self.history.note(rel, data, HAND_EDIT, self.clock())  # an ordinary edit: every line of ours kept
             return []
-        # Only now, with lines of wolfmem's missing, are the kept versions read to find the base.
+        # Only now, with lines of wolfmem's missing or taken out back, are the kept versions read to find the base.
         kept = [(version, text.decode("utf-8", errors="replace")) for version, text in self.history.texts(rel, BASES)]
         base_id = choose_base(theirs, [(version.id, text) for version, text in kept])
         base = _loaded_base(kept, base_id, theirs, own, affirmed, self.clock())
         stale = any(version.id == base_id and self.state.is_stale_buffer(rel, version.revision) for version, _ in kept)
-        return self._repair(rel, data, theirs, ours, base, own, stale)
+        return self._repair(rel, data, theirs, ours, base, own, stale, back)
+
+    def _taken_out(self, rel: str, theirs: str, before: set[str]) -> set[str]:
+        """Lines of the write that ours lacks holding a fact the archive says wolfmem took out of rel.
+
+        Forgotten, updated or merged by curation: whether the write's copy predates that (a stale buffer)
+        or was typed anew, the base tells. A fact a person removed by hand and writes again is theirs.
+        """
+        new = [line for line in content_lines(theirs) if line not in before] if source_of(rel) == "knowledge" else []
+        facts = markdown.parse("\n".join(new) + "\n").facts if new else []
+        left = self.archive.left(rel, by_hand=False) if facts else set()
+        return {new[fact.line - 1] for fact in facts if fact_key(fact.text) in left}
 
     def _repair(
         self, rel: str, data: bytes, theirs: str, ours: str, base: str | None, own: set[str], stale: bool,
+        back: set[str],
     ) -> list[Repair]:
         base = ours if base is None else base
+        # merge3 keeps every line theirs typed or changed; of a base line ours took out, theirs' copy stays out.
         merged = merge3(base, ours, theirs).text
         # A line put back once and removed again is obeyed only by a write that is its base as it was (an old
         # version written back: a checkout, an unmodified buffer, or the person deleting exactly that line
@@ -219,10 +245,11 @@ class Reconciler:
         # as vim's `:w!` and nano's ^O do after the "file changed" warning), it never held what was put back.
         edited = Counter(content_lines(theirs)) != Counter(content_lines(base))
         again = self.state.put_back_hashes(rel) if not edited and not stale else set()
-        merged, obeyed = _drop_repeated(merged, theirs, again)
+        merged, obeyed = drop_repeated(merged, theirs, again)
         now = self.clock()
         present = set(content_lines(theirs))
         removed = _removed(base, ours, merged, own) | obeyed
+        kept_out = Counter(content_lines(theirs)) - Counter(content_lines(merged))
         repairs: list[Repair] = []
         if merged != theirs:
             written: Written[None] = self.writer.edit(
@@ -230,15 +257,21 @@ class Reconciler:
             )
             if not written.changed:
                 return []  # the file changed again meanwhile: the next look merges that version
-            first, last, count = _added_span(theirs, merged)
+            first, last, count = added_span(theirs, merged)
             # Facts only: a heading put back again is where the next put-back facts belong.
-            put = [line for line in content_lines(merged) if line not in present and not _is_heading(line)]
+            put = [line for line in content_lines(merged) if line not in present and not is_heading(line)]
             self.state.note_put_back(rel, put, ())
             if edited or stale:  # a buffer the person edited that lacked wolfmem's lines: a stale one
                 self.state.note_stale_buffer(rel, content_hash(data))
-            repairs.append(Repair(Kind.PUT_BACK, rel, first, last, count, now.isoformat(timespec="seconds")))
+            if count:
+                repairs.append(Repair(Kind.PUT_BACK, rel, first, last, count, now.isoformat(timespec="seconds")))
+            if kept_out:
+                repairs.append(_kept_out(rel, theirs, kept_out, now))
         elif not self.history.note(rel, data, HAND_EDIT, now):
             return []  # another process saw this version first and did the bookkeeping
+        if typed := back & set(content_lines(merged)):  # typed anew after wolfmem took them out: back on file
+            self.archive.add([ArchivedFact(fact.text, rel, fact.section, now.date().isoformat(), Reason.RESTORED,
+                                           why="typed again by hand", by=HAND) for fact in _facts_on(merged, typed)])
         if removed and (archived := self._archive(rel, ours, sorted(removed), now)) is not None:
             repairs.append(archived)
         for repair in repairs:
@@ -254,15 +287,12 @@ class Reconciler:
         if source_of(rel) == "knowledge":
             self.state.update_snapshot(rel, (), removed)
         self.state.note_put_back(rel, (), removed)
-        lines = [line.rstrip() for line in markdown.split_lines(ours)]
-        gone = set(removed)
-        facts = [fact for fact in markdown.parse(ours).facts 
-                 if fact.line <= len(lines) and lines[fact.line - 1] in gone]
+        facts = _facts_on(ours, set(removed))
         if not facts:
             return None
         day = now.date().isoformat()
         refs = self.archive.add([
-            ArchivedFact(fact.text, rel, fact.section, day, Reason.REMOVED, why=REMOVED_BY_HAND, by="hand")
+            ArchivedFact(fact.text, rel, fact.section, day, Reason.REMOVED, why=REMOVED_BY_HAND, by=HAND)
             for fact in facts
         ])
         return Repair(
@@ -304,65 +334,13 @@ def _removed(base: str, ours: str, merged: str, own: set[str]) -> set[str]:
     return (set(content_lines(base)) & set(content_lines(ours)) & own) - kept
 
 
-def _drop_repeated(merged: str, theirs: str, again: set[str]) -> tuple[str, set[str]]:
-    """The merge without lines put back once already and removed again (obeyed), and those lines.
-
-    A heading the merge added for them goes too when its section is left empty, with the blank lines it added.
-    """
-    if not again:
-        return merged, set()
-    extra = Counter(content_lines(merged)) - Counter(content_lines(theirs))
-    obeyed = {line for line in extra if line_hash(line) in again}
-    if not obeyed:
-        return merged, set()
-    drop = Counter({line: extra[line] for line in obeyed})
-    kept = [line for line in reversed(markdown.split_lines(merged)) if not _take(drop, line.rstrip())][::-1]
-    return _without_empty_headings(kept, theirs), obeyed
+def _facts_on(text: str, lines: set[str]) -> list[markdown.Fact]:
+    """The facts of text on the given (right-stripped) lines."""
+    rows = [line.rstrip() for line in markdown.split_lines(text)]
+    return [fact for fact in markdown.parse(text).facts if fact.line <= len(rows) and rows[fact.line - 1] in lines]
 
 
-def _without_empty_headings(lines: list[str], theirs: str) -> str:
-    """Lines joined, less each heading theirs lacks that heads only blank lines, and the blank lines it brought."""
-    extra = Counter(line.rstrip() for line in lines) - Counter(line.rstrip() for line in markdown.split_lines(theirs))
-    out: list[str] = []
-    skipping = False
-    for at, line in enumerate(lines):
-        key = line.rstrip()
-        if _is_heading(key):
-            body = itertools.takewhile(lambda later: not _is_heading(later), lines[at + 1:])
-            skipping = extra[key] > 0 and not any(later.strip() for later in body)
-            if skipping:
-                extra[key] -= 1
-                if out and not out[-1].strip() and _take(extra, ""):
-                    out.pop()
-                continue
-        elif skipping and not key and _take(extra, ""):
-            continue
-        out.append(line)
-    return "".join(out)
-
-
-def _is_heading(line: str) -> bool:
-    return line.lstrip().startswith("#")
-
-
-def _take(counts: Counter[str], key: str) -> bool:
-    if counts[key] > 0:
-        counts[key] -= 1
-        return True
-    return False
-
-
-def _added_span(theirs: str, merged: str) -> tuple[int, int, int]:
-    """The first and last line (1-based) of merged that theirs lacks, and how many non-blank lines those are."""
-    a = [line.rstrip("\r\n") for line in markdown.split_lines(theirs)]
-    b = [line.rstrip("\r\n") for line in markdown.split_lines(merged)]
-    added = [
-        j
-        for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-        if tag in ("insert", "replace")
-        for j in range(j1, j2)
-        if b[j].strip()
-    ]
-    if not added:
-        return 0, 0, 0
-    return added[0] + 1, added[-1] + 1, len(added)
+def _kept_out(rel: str, theirs: str, lines: Counter[str], now: datetime) -> Repair:
+    """The repair telling of lines of theirs the merge kept out: where they were in it, how many."""
+    at = [number for number, line in enumerate(markdown.split_lines(theirs), 1) if line.rstrip() in lines]
+    return Repair(Kind.KEPT_OUT, rel, at[0], at[-1], lines.total(), now.isoformat(timespec="seconds"))

@@ -35,6 +35,7 @@ from wolfmem.core import compare  # noqa: E402
 from wolfmem.curation.offline import OfflineCurator  # noqa: E402
 from wolfmem.curation.run import make_curator, run  # noqa: E402
 from wolfmem.errors import FileTooLarge  # noqa: E402
+from wolfmem.memory.episodes import LogReceipt  # noqa: E402
 from wolfmem.search import query_dates  # noqa: E402
 from wolfmem.tools import dispatch  # noqa: E402
 
@@ -250,6 +251,38 @@ def save_sizes(root: Path, rng: random.Random, saves: int = 60) -> tuple[float, 
     return statistics.median(times[100]), statistics.median(times[2000])
 
 
+def episode_day(root: Path, sizes: list[int], appends: int = 50) -> list[Row]:
+    """Row 8: memory_log into one big episode day (a pasted chat export): per entry, and what history stores."""
+    import sqlite3
+
+    rows: list[Row] = []
+    rng = random.Random(5)
+    for entries in sizes:
+        with vault(root, f"day{entries}") as memory:
+            rel = "episodes/2026-11-29.md"
+            blocks = [f"## {n // 60 % 24:02d}:{n % 60:02d} — part {n}\n- {words(rng, 6)}.\n" for n in range(entries)]
+            write(memory, rel, "# 2026-11-29\n\n" + "\n".join(blocks))
+            memory.sync()
+            size = (memory.vault.root / rel).stat().st_size
+            receipts: list[LogReceipt] = []
+
+            def log(n: int, memory: Memory = memory, receipts: list[LogReceipt] = receipts) -> None:
+                receipts.append(memory.log_episode(f"Deployed zeta{n} to staging"))
+
+            times = [cpu(lambda n=n: log(n)) for n in range(appends)]  # type: ignore[misc]
+            history = memory.services.history
+            with sqlite3.connect(history.path) as db:
+                stored = db.execute("SELECT sum(length(data)) FROM versions WHERE path = ?", (rel,)).fetchone()[0]
+            last = receipts[-1].message
+            said = "searchable" if last.endswith("searchable now.") else "not searchable (said so)"
+            found = len(memory.search(f"zeta{appends - 1}", limit=5))
+        rows.append((f"{appends} memory_log entries into one big day", f"{entries:,} entries, {size / 1e6:.1f} MB",
+                     f"p50 {statistics.median(times) * 1000:.0f} ms an entry",
+                     f"history stores {stored / 1e6:.1f} MB for the day ({len(history.versions(rel))} versions); "
+                     f"last entry {said}, found {found}"))
+    return rows
+
+
 def render(rows: list[Row]) -> str:
     """The markdown table."""
     lines = ["| case | size | CPU time | work counted |", "|---|---|---|---|"]
@@ -267,6 +300,7 @@ def bench(quick: bool) -> str:
         rows += nul_byte(root)
         rows += curation_budget(root)
         rows += big_section(root, 400 if quick else 1_600)
+        rows += episode_day(root, [5_000, 20_000])
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return render(rows)
@@ -275,7 +309,16 @@ def bench(quick: bool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller vaults; the 250k-line file only")
-    print(bench(parser.parse_args().quick))
+    parser.add_argument("--only", choices=["episodes"], help="run only these rows")
+    args = parser.parse_args()
+    if args.only == "episodes":
+        root = Path(tempfile.mkdtemp(prefix="wolfmem-bounds-"))
+        try:
+            print(render(episode_day(root, [5_000, 20_000])))
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        return
+    print(bench(args.quick))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,26 @@ def test_an_edit_in_the_middle_parses_its_section_only() -> None:
         derived = reparse(old_text, real(old_text), text)
     assert derived == real(text)
     assert sum(parsed_chars) < 600
+
+
+@pytest.mark.parametrize("facts", [2_000, 8_000])
+def test_an_edit_in_one_big_section_parses_up_to_the_next_bullet_only(facts: int) -> None:
+    """A hand edit in the middle of one 8,000-line `##` section parsed the rest of the file (250,174 chars)."""
+    old_text = "# Technical\n\n## Stack\n" + "".join(f"- Item {n} runs on port {1000 + n}.\n" for n in range(facts))
+    lines = markdown.lines_of(old_text)
+    lines[facts // 2] = "- Item typed by hand\n  continued on a second line\n"
+    text = "".join(lines)
+    parsed_chars: list[int] = []
+    real = blocks.scan_whole
+
+    def counting(source: str):  # type: ignore[no-untyped-def]
+        parsed_chars.append(len(source))
+        return real(source)
+
+    with mock.patch.object(blocks, "scan_whole", counting):
+        derived = reparse(old_text, real(old_text), text)
+    assert derived == real(text)
+    assert sum(parsed_chars) < 3_000  # the same at both sizes: the lines from the restart to the next bullet
 
 
 def test_scan_starts_from_the_remembered_text_of_the_same_file() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wolfmem import Memory
+from wolfmem import Config, Memory
 from wolfmem.core.markdown import parse
 from wolfmem.errors import InvalidFact, UsageError
 from wolfmem.memory.episodes import MAX_BULLET_CHARS, MAX_HEADLINE_CHARS
@@ -132,7 +132,7 @@ def test_when_may_be_at_most_tomorrow(fixed: Memory, vault: Path) -> None:
 _WORKER = """
 import sys
 from datetime import datetime
-from wolfmem import Memory
+from wolfmem import Config, Memory
 with Memory(sys.argv[1]) as memory:
     for n in range(int(sys.argv[3])):
         memory.log_episode(f"worker {sys.argv[2]} entry {n}", headline=f"w{sys.argv[2]}",
@@ -160,3 +160,18 @@ def test_title_is_written_once_with_concurrent_writers(vault: Path) -> None:
     assert len(parsed.sections) == workers * entries
     with Memory(vault) as memory:
         assert len(memory.search("worker entry", sources="episodes", limit=50)) == 50
+
+
+def test_an_entry_past_what_the_index_reads_says_search_will_not_find_it(vault: Path, tmp_path: Path) -> None:
+    # A pasted chat export made the day 1.8 MB; entries logged after it were "searchable now" and never found.
+    config = Config(state_dir=str(tmp_path / "capped"), index_max_file_bytes=20_000)
+    day = vault / "episodes/2026-03-14.md"
+    day.write_text("# 2026-03-14\n\n## 08:00 — export\n" + "".join(f"- Line {n} of the chat.\n" for n in range(700)),
+                   "utf-8")
+    with Memory(vault, config, clock=lambda: MORNING) as memory:
+        early = memory.log_episode("Quokka sighting near the lab")
+        assert early.message.endswith("searchable now.") and memory.search("quokka")
+        day.write_text(day.read_text("utf-8") + "".join(f"- More {n} of it.\n" for n in range(700)), "utf-8")
+        late = memory.log_episode("Wombat sighting near the lab")
+        assert "search will not find it" in late.message and "index.max_file_bytes" in late.message
+        assert not memory.search("wombat")

@@ -7,6 +7,7 @@ in between: wolfmem notices by itself.
 
 from __future__ import annotations
 
+import os
 from datetime import date, datetime
 from pathlib import Path
 
@@ -138,3 +139,29 @@ def test_a_state_folder_that_refuses_writes_keeps_the_vault_the_truth(vault, con
         assert searchable(memory, SARAH) and searchable(memory, "Bob Lee is the CTO.")
         assert memory.save(DEPLOY, "technical").status == "saved"
         assert memory.history.versions("knowledge/technical.md")  # history records again
+
+
+def test_a_read_only_file_is_never_replaced_and_the_rest_goes_on(vault, config):
+    # A rename replaces a file whatever its mode: a save wrote through a people.md made read-only (chmod 444).
+    with Memory(vault, config, clock=lambda: datetime(2026, 11, 4, 9)) as memory:
+        memory.save(SARAH, "people", "Sarah Chen")
+        memory.log_episode("Met Sarah about the budget")
+        people, day = vault / "knowledge/people.md", vault / "episodes/2026-11-04.md"
+        frozen = {path: path.read_bytes() for path in (people, day)}
+        with unprivileged():
+            for path in frozen:
+                path.chmod(0o444)
+            try:
+                with pytest.raises(StorageError, match=r"people\.md: it is read-only .*chmod u\+w"):
+                    memory.save("Sarah Chen prefers tea.", "people", "Sarah Chen")
+                with pytest.raises(StorageError, match="read-only"):
+                    memory.log_episode("Deployed v2")
+                result = curate.run(memory.services, OfflineCurator(), DAY)  # finishes; the file is left alone
+                assert memory.save(DEPLOY, "technical").status == "saved"  # other files take writes
+            finally:
+                for path in frozen:
+                    path.chmod(0o644)
+        assert {path: path.read_bytes() for path in frozen} == frozen
+        assert result is not None and not any(name.endswith(".tmp") for name in os.listdir(vault / "knowledge"))
+        assert memory.save("Sarah Chen prefers tea.", "people", "Sarah Chen").status == "saved"
+        assert searchable(memory, "Sarah Chen prefers tea.") and searchable(memory, DEPLOY)

@@ -49,6 +49,7 @@ from dataclasses import replace
 
 from wolfmem.core import roles as fact_roles
 from wolfmem.core import tokens, wording
+from wolfmem.core.credentials import visible_text
 from wolfmem.core.entities import entity_key, mentions_entity
 from wolfmem.core.facts import normalise
 from wolfmem.core.reading import SYNONYMS, Reading, read
@@ -69,11 +70,17 @@ class Relation(enum.Enum):
 # never duplicates, contradicts, carries or backs another. Each of those rules then errs the safe
 # way: no merge, no contradiction flag, no supersession it would have backed.
 COMPARED_CHARS = 2_000
+# Each fact is read as a person sees it (`visible_text`): a zero-width joiner inside "7\u200d77" split it
+# into the words "7" and "77", so "Eve's code is 7" passed as a duplicate of a line that shows 777.
+# An embedding, override or isolate control reorders what follows it on screen ("Room \u202e12" shows
+# "Room 21"), so a line holding one is compared by its exact text only, like a long line: it never
+# duplicates what it does not spell. The marks (U+200E, U+200F) only place punctuation, and are dropped.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def comparable(text: str) -> bool:
-    """Whether a line is short enough to be read for comparison (`COMPARED_CHARS`)."""
-    return len(text) <= COMPARED_CHARS
+    """Whether a line is read for comparison: short enough (`COMPARED_CHARS`) and shown in the order it is spelt."""
+    return len(text) <= COMPARED_CHARS and _BIDI_CONTROLS.isdisjoint(text)
 
 
 _CONTRADICTION_OVERLAP = 0.6
@@ -269,8 +276,9 @@ _CARRY_SLACK = 5  # one plain word in five
 
 @functools.lru_cache(maxsize=8192)
 def _reading(fact: str) -> Reading:
-    """`read`, remembered: the evidence rules compare one fact against many lines (a long line reads as no words)."""
-    return read(fact if comparable(fact) else "")
+    """`read` of what a reader sees, remembered: the evidence rules compare one fact against many lines (a long
+    line, or one holding a bidi control, reads as no words)."""
+    return read(visible_text(fact) if comparable(fact) else "")
 
 
 def fact_words(fact: str) -> frozenset[str]:

@@ -16,6 +16,10 @@ from wolfmem.errors import LLMError
 EPISODE_BUDGET_CHARS = 24_000
 # The newest forgotten facts listed in a prompt; validation refuses the rest all the same.
 FORGOTTEN_BUDGET_CHARS = 4_000
+# The facts saved since the last run that one prompt lists (they are in their files already): the
+# curated file's own first, then the others'. Every prompt listed every save of the window: 8,000
+# saves in a day put ~1 MB into each of the five requests.
+SAVES_BUDGET_CHARS = 24_000
 
 PURPOSES = {
     "knowledge/people.md": "people: names, roles and relationships, one ## section per person",
@@ -166,7 +170,9 @@ def build_prompt(request: CurationRequest, rel: str) -> tuple[str, str]:
     item = request.files[rel]
     annotated = annotate(item)
     episodes = _episodes_within_budget(request.episodes, EPISODE_BUDGET_CHARS)
-    saves = [f"- {fact.text}  [{fact.rel}, saved {fact.day}]" for fact in request.saves]
+    newest = sorted(request.saves, key=lambda fact: fact.day, reverse=True)
+    ordered = sorted(newest, key=lambda fact: fact.rel != rel)  # this file's saves first, each part newest first
+    saves = _within_budget([f"- {fact.text}  [{fact.rel}, saved {fact.day}]" for fact in ordered], SAVES_BUDGET_CHARS)
     forgotten = _within_budget([f"- {fact}" for fact in request.forgotten], FORGOTTEN_BUDGET_CHARS)
     sections = [
         f"{path}: " + (", ".join(neutralise_heading(h) for h in heads) or "(no sections)")

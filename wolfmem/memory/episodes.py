@@ -52,9 +52,13 @@ class LogReceipt:
 
 def log_episode(
     writer: VaultWriter, clock: Callable[[], datetime], text: str | list[str], headline: str | None,
-    when: datetime | None,
+    when: datetime | None, indexed_bytes: int,
 ) -> LogReceipt:
-    """Append one episode block to the day's log (creating it with its title), redone on top of any concurrent edit."""
+    """Append one episode block to the day's log (creating it with its title), redone on top of any concurrent edit.
+
+    The index reads the first `indexed_bytes` of a file (`index.max_file_bytes`): an entry logged past
+    them is on file but not found by search, and the receipt says so rather than "searchable now".
+    """
     bullets, title = episode_fields(text, headline)
     now = clock()
     moment = now if when is None else episode_moment(when, now.date())
@@ -76,7 +80,10 @@ def log_episode(
     section = f"{moment:%H:%M} — {title}"
     lines = [LoggedLine(make_ref(rel, first + n), bullet) for n, bullet in enumerate(bullets)]
     entry_ref = f"file:{rel}#L{first - 1}-L{first + len(bullets) - 1}"
-    message = f"Logged to {rel} ({lines[0].ref}) under '## {section}' ({entry_ref}); it is searchable now."
+    message = f"Logged to {rel} ({lines[0].ref}) under '## {section}' ({entry_ref}); " + (
+        "it is searchable now." if len(written.data) <= indexed_bytes else
+        f"search will not find it: {rel} is {len(written.data):,} bytes, past the {indexed_bytes:,} the index "
+        f"reads of a file (index.max_file_bytes); raise index.max_file_bytes to search the whole day")
     return LogReceipt(rel, day, section, entry_ref, lines[0].ref, first, lines, message)
 
 

@@ -358,7 +358,7 @@ class Memory:
             limits.LOG_LINE.check(line, f"text[{number}]" if isinstance(text, list) else "text")
         limits.HEADLINE.check(headline)
         with self._lock:
-            return log_episode(self.writer, self.clock, text, headline, when)
+            return log_episode(self.writer, self.clock, text, headline, when, self.config.index_max_file_bytes)
 
     # -- health ---------------------------------------------------------------
     def status(self) -> dict[str, Any]:

@@ -175,6 +175,12 @@ def _create_temp(spot: Spot) -> tuple[Spot, int]:
             continue
 
 
+def read_only(spot: Spot) -> bool:
+    """Whether the file at spot is there with no write bit in its mode: someone froze it (a rename would not care)."""
+    found = _lstat(spot)
+    return found is not None and stat.S_ISREG(found.st_mode) and not found.st_mode & 0o222
+
+
 def _lstat(spot: Spot) -> os.stat_result | None:
     try:
         return os.stat(spot.name, dir_fd=spot.folder, follow_symlinks=False)

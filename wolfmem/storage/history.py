@@ -13,6 +13,12 @@ copy a person needs to undo it:
 - the newest version and the first one recorded (the file as wolfmem first met it) are always kept.
 
 A bad night is undone from the day before's version, a bad week from the week before's.
+
+A version that the next one only appended to (every memory_log of an episode day) is kept as its
+size alone, an empty blob: its bytes are the start of the next version that holds bytes. A day of
+appends to a 1.8 MB log stored the whole file again per entry (1.8 MB each, up to `MAX_RECENT`);
+now the newest copy and the sizes. When thinning drops a version that holds bytes, the newest kept
+version before it that holds none is given its part of them.
 A damaged history file is moved aside and a new, empty one started (see db.py).
 """
 
@@ -35,6 +41,8 @@ DAILY = timedelta(days=31)
 WEEKLY = timedelta(days=366)
 HAND_EDIT = "hand edit"
 SAVE = "save"
+FAST = (SAVE, "episode")  # causes compressed at the fast level (`_insert`)
+PREFIX = b""  # the data of a version the next one appended to: its bytes are the next holder's start
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS versions (
@@ -92,10 +100,13 @@ class History(Store):
                     "SELECT id, cause, revision, at FROM versions WHERE path = ? ORDER BY id DESC LIMIT 1", (rel,)
                 ).fetchone()
                 before_rev, stamp = content_hash(before), at.isoformat(timespec="seconds")
-                if before and (latest is None or latest[2] != before_rev):
+                held = latest[0] if latest is not None and latest[2] == before_rev else None
+                if before and held is None:
                     cause_before = "original" if latest is None else HAND_EDIT
-                    self._insert(db, rel, stamp, cause_before, before_rev, before)
+                    held = self._insert(db, rel, stamp, cause_before, before_rev, before)
                 self._insert(db, rel, stamp, cause, content_hash(after), after)
+                if before and held is not None and after.startswith(before):
+                    db.execute("UPDATE versions SET data = ? WHERE id = ?", (PREFIX, held))
                 self._thin(db, rel, at)
                 db.execute("COMMIT")
             except BaseException:
@@ -125,18 +136,32 @@ class History(Store):
 
     def _thin(self, db: sqlite3.Connection, rel: str, now: datetime) -> None:
         """Drop the versions of rel that the age tiers (module docstring) do not keep."""
-        rows = db.execute("SELECT id, at FROM versions WHERE path = ? ORDER BY id DESC", (rel,)).fetchall()
-        keep = kept(rows, now)
+        rows = db.execute(
+            "SELECT id, at, length(data) = 0, size FROM versions WHERE path = ? ORDER BY id DESC", (rel,)
+        ).fetchall()
+        keep = kept([(number, stamp) for number, stamp, *_ in rows], now)
+        pending: tuple[int, int] | None = None  # the newest kept version since the last holder that holds none
+        for number, _stamp, prefix_only, size in reversed(rows):  # oldest first
+            if prefix_only:
+                pending = (number, size) if number in keep else pending
+                continue
+            if number not in keep and pending is not None:  # its bytes go to the version that needs them
+                data = zlib.decompress(db.execute("SELECT data FROM versions WHERE id = ?", (number,)).fetchone()[0])
+                db.execute("UPDATE versions SET data = ? WHERE id = ?", (zlib.compress(data[: pending[1]], 1),
+                                                                         pending[0]))
+            pending = None
         db.executemany("DELETE FROM versions WHERE id = ?", ((row[0],) for row in rows if row[0] not in keep))
 
     @staticmethod
-    def _insert(db: sqlite3.Connection, rel: str, stamp: str, cause: str, revision: str, data: bytes) -> None:
-        db.execute(
+    def _insert(db: sqlite3.Connection, rel: str, stamp: str, cause: str, revision: str, data: bytes) -> int:
+        cursor = db.execute(
             "INSERT INTO versions (path, at, cause, revision, size, data) VALUES (?, ?, ?, ?, ?, ?)",
-            # A day's saves keep replacing one version, each time compressing the whole file: the fast
-            # level costs a sixth of the default (0.4 vs 2.4 ms for a 170 kB file) for ~25% more bytes.
-            (rel, stamp, cause, revision, len(data), zlib.compress(data, 1 if cause == SAVE else 6)),
+            # A day's saves and log entries keep replacing one version, each time compressing the whole
+            # file: the fast level costs a sixth of the default (0.4 vs 2.4 ms for a 170 kB file) for
+            # ~25% more bytes.
+            (rel, stamp, cause, revision, len(data), zlib.compress(data, 1 if cause in FAST else 6)),
         )
+        return cursor.lastrowid or 0
 
     @guarded
     def texts(self, rel: str, limit: int) -> list[tuple[Version, bytes]]:
@@ -147,7 +172,14 @@ class History(Store):
                 "ORDER BY id DESC LIMIT ?",
                 (rel, limit),
             ).fetchall()
-        return [(Version(*row[:6]), zlib.decompress(row[6])) for row in rows]
+        out: list[tuple[Version, bytes]] = []
+        for row in rows:
+            version = Version(*row[:6])
+            if row[6] != PREFIX:
+                out.append((version, zlib.decompress(row[6])))
+            else:  # the start of the newer version just read (the newest always holds its bytes)
+                out.append((version, out[-1][1][: version.size] if out else self.data(version.id) or b""))
+        return out
 
     @guarded
     def versions(self, rel: str) -> list[Version]:
@@ -172,8 +204,17 @@ class History(Store):
     def data(self, version_id: int) -> bytes | None:
         """The bytes of one version, or None if it is no longer kept."""
         with self._guard:
-            row = self._conn().execute("SELECT data FROM versions WHERE id = ?", (version_id,)).fetchone()
-        return zlib.decompress(row[0]) if row else None
+            db = self._conn()
+            row = db.execute("SELECT data, path, size FROM versions WHERE id = ?", (version_id,)).fetchone()
+            if row is None:
+                return None
+            if row[0] != PREFIX:
+                return zlib.decompress(row[0])
+            holder = db.execute(
+                "SELECT data FROM versions WHERE path = ? AND id > ? AND length(data) > 0 ORDER BY id LIMIT 1",
+                (row[1], version_id),
+            ).fetchone()
+        return zlib.decompress(holder[0])[: row[2]] if holder else None
 
     def find(self, rel: str, wanted: str) -> Version | None:
         """The version a person names: its id ("12"), or a date ("2026-11-20": the last version that day or before)."""

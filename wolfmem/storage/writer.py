@@ -25,6 +25,7 @@ landed write is logged and remembered (`last_index_error`), and the next sync ca
 from __future__ import annotations
 
 import enum
+import errno
 import logging
 import random
 import time
@@ -43,7 +44,7 @@ from wolfmem.errors import (
     storage_error,
 )
 from wolfmem.storage.confine import Spot
-from wolfmem.storage.exchange import atomic_write, displaced_name, replace_if_unchanged
+from wolfmem.storage.exchange import atomic_write, displaced_name, read_only, replace_if_unchanged
 from wolfmem.storage.history import History, Version
 from wolfmem.storage.keeping import KeptVersions
 from wolfmem.storage.state import StateStore
@@ -224,7 +225,14 @@ class VaultWriter:
         raise VaultBusy(f"{rel} kept changing while wolfmem tried to write it (for {CAS_SECONDS:.0f} s); try again")
 
     def _exchange(self, rel: str, spot: Spot, expected: bytes, data: bytes, backup: bool) -> tuple[bytes, bytes] | None:
-        """One compare-and-exchange under the file's lock (see `replace_if_unchanged`), keeping what it displaces."""
+        """One compare-and-exchange under the file's lock (see `replace_if_unchanged`), keeping what it displaces.
+
+        A file whose mode has no write bit is refused (StorageError), nothing written: the rename would
+        replace it all the same, and a person who made it read-only meant it.
+        """
+        if read_only(spot):
+            raise StorageError(f"cannot write {rel}: it is read-only (its mode has no write bit); "
+                               f"make it writable (chmod u+w) to let wolfmem change it", rel, errno.EACCES)
         if backup and expected:
             atomic_write(spot.sibling(spot.name + ".bak"), expected)
             self._stage(Stage.BACKED_UP, rel)

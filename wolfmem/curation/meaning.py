@@ -7,12 +7,17 @@ moves or arrives.
 * How a line reads is its text up to whitespace (`text_key`): case, punctuation and
   Unicode forms are part of it, so "106" rewritten as "10⁶" is an edit, not the same line.
 * Whom a fact is about is `compare.subject_key` of its section and text, against the
-  headings of the files before and after (`Subjects`): a section is part of what a fact says.
+  headings of the files before and after (`Subjects`): a section is part of what a fact says,
+  so a line that names one section's entity under another section of its file is about both.
 * An evidence line is *about* a subject (`about`) when it names that subject, or names
   nobody else: not another section's entity, not a name the fact does not hold.
+* An evidence line *states* a fact (`states`) when it says it as so, not only its words: not a
+  question, a hedge, or an aim, refusal or thought ("Sarah refused to move to Paris" states no
+  "Sarah lives in Paris"), and it holds every content word of the fact but the subject's name,
+  save one that a verb of change stands for ("Sarah moved to Paris" for "lives").
 * An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
-  carries it, or holds every value of it (number, date, name; most of its words when it has
-  none) and agrees on negation and never says the contrary.
+  carries it, or states it, holds every value of it (number, date, name), agrees on negation
+  and never says the contrary.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 
-from wolfmem.core.compare import Relation, carries, relate, subject_key
+from wolfmem.core import wording
+from wolfmem.core.compare import Relation, asserts, carries, relate, subject_key
 from wolfmem.core.entities import entity_key
 from wolfmem.core.reading import read
 
@@ -42,8 +48,9 @@ class Subjects:
     is not scanned once per line.
     """
 
-    def __init__(self, headings: Iterable[str]) -> None:
+    def __init__(self, headings: Iterable[str], local: Iterable[str] = ()) -> None:
         self.headings = tuple(dict.fromkeys(headings))
+        self._local = {key for key in map(entity_key, local) if key}  # the entities of the file's own sections
         self._by_part: dict[str, list[str]] = defaultdict(list)
         for heading in self.headings:
             for part in {part for word in entity_key(heading) for part in _PART.findall(word)}:
@@ -66,7 +73,12 @@ class Subjects:
         if key not in self._memo:
             parts = set(_PART.findall(unicodedata.normalize("NFC", text).casefold()))
             named = list(dict.fromkeys(heading for part in parts for heading in self._by_part.get(part, ())))
-            self._memo[key] = subject_key(section or None, text, named)
+            who = subject_key(section or None, text, named)
+            home = entity_key(section) if section else frozenset()
+            # "Sarah lives in Berlin" under "## Tom" of the file that has "## Sarah" speaks of Sarah, filed as
+            # Tom's: of both, so no move, merge or rewording takes a fact of hers there.
+            foreign = who in self._local and home and not (home <= who or who <= home)
+            self._memo[key] = who | home if foreign else who
         return self._memo[key]
 
 
@@ -129,21 +141,46 @@ def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Sub
     return not (_names(evidence) - fact_words - who)
 
 
+# Verbs that say a value came about: each may stand for the one content word of the fact it lacks
+# ("Sarah moved to Paris" says "Sarah lives in Paris", "Tom got a dog" says "Tom owns a dog"), and so may
+# "take over" ("Alice took over Atlas" says "Alice leads Atlas").
+_CHANGE = frozenset(map(wording.stem, "move relocate become turn switch change get adopt buy succeed".split()))
+# Verbs that put a value in an aim, a refusal or a thought, not in what is so.
+_INTENT = frozenset(map(wording.stem, """want wish hope plan intend consider refuse decline reject try attempt
+    think dream""".split()))
+
+
+def as_so(evidence: str, fact: str) -> bool:
+    """Whether `evidence` says what it says as so: not a question, a hedge, an aim, a refusal or a thought
+    the fact does not hold ("Does Sarah live in Paris?", "Sarah wants to live in Paris")."""
+    return asserts(evidence, fact) and not (read(evidence).plain & _INTENT) - read(fact).plain
+
+
+def states(evidence: str, fact: str, who: Subject) -> bool:
+    """Whether `evidence` says what `fact` says, as so, of `who`: see the module docstring.
+
+    "Sarah visited Paris" holds "Sarah" and "Paris" but not "lives"; "Sarah wants to live in Paris"
+    holds every word, as a wish.
+    """
+    if not as_so(evidence, fact):
+        return False
+    f, e = read(fact), read(evidence)
+    missing = f.plain - e.words - who - {wording.stem(word) for word in who}
+    changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
+    return not missing or (len(missing) == 1 and changed)
+
+
 def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool:
     """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
-    if not about(evidence, who, read(fact).words, subjects):
+    if not about(evidence, who, read(fact).words, subjects) or not as_so(evidence, fact):
         return False
     if carries(evidence, fact):
         return True
     a, e = read(fact), read(evidence)
     if a.negated != e.negated or relate(fact, evidence) is Relation.CONTRADICTS:
         return False
-    values = a.numbers | a.times | a.names
-    if not values <= e.words:
-        return False
-    # A fact with values is backed by a line about its subject holding them all ("Tom said he moved to
-    # Oslo" backs "Tom lives in Oslo"); one without needs most of its words.
-    return bool(values) or (bool(a.plain) and 2 * len(a.plain & e.words) > len(a.plain))
+    # "Tom said he moved to Oslo" backs "Tom lives in Oslo"; "Sarah visited Paris" backs no "Sarah lives in Paris".
+    return (a.numbers | a.times | a.names) <= e.words and states(evidence, fact, who)
 
 
 def novel_values(line: str, sources: Iterable[str]) -> frozenset[str]:

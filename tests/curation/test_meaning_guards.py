@@ -99,6 +99,8 @@ HOSTILE = {
     "born in": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah was born in Paris.",)),
     "wants 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah wants 30 cats.",)),
     "plans in 2024": ("Sarah joined in 2023.", "Sarah joined in 2024.", ("Sarah plans a trip in 2024.",)),
+    "donated 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah donated 30 cats to the shelter.",)),
+    "ran 35 laps": ("Sarah is 34.", "Sarah is 35.", ("Sarah ran 35 laps.",)),
     # evidence about someone else
     "Tom moved": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Tom moved to Paris.",)),
     "her manager": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah's manager lives in Paris.",)),
@@ -129,6 +131,8 @@ BACKED = {
     "coffee over tea": ("Sarah prefers tea over coffee.", "Sarah prefers coffee over tea.",
                         ("Sarah prefers coffee over tea these days.",)),
     "turned 35": ("Sarah is 34.", "Sarah is 35.", ("Sarah turned 35 today.",)),
+    "she's 35": ("Sarah is 34.", "Sarah is 35.", ("She's 35 now, Sarah said.",)),
+    "took over": ("Bob leads Atlas.", "Sarah leads Atlas.", ("Sarah took over Atlas from Bob.",)),
 }
 
 

@@ -14,7 +14,8 @@ moves or arrives.
 * An evidence line *states* a fact (`states`) when it says it as so, not only its words: not a
   question, a hedge, or an aim, refusal or thought ("Sarah refused to move to Paris" states no
   "Sarah lives in Paris"), and it holds every content word of the fact but the subject's name,
-  save one that a verb of change stands for ("Sarah moved to Paris" for "lives").
+  save one that a verb of change stands for ("Sarah moved to Paris" for "lives"), and a form of
+  "be" or "have" when the fact says what someone is or has ("Sarah ran 35 laps" states no "Sarah is 35").
 * An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
   carries it, or states it, holds every value of it (number, date, name), agrees on negation
   and never says the contrary.
@@ -31,6 +32,7 @@ from wolfmem.core import wording
 from wolfmem.core.compare import Relation, asserts, carries, relate, subject_key
 from wolfmem.core.entities import entity_key
 from wolfmem.core.reading import read
+from wolfmem.core.tokens import tokens
 
 Subject = frozenset[str]
 _PART = re.compile(r"\w+")
@@ -167,7 +169,20 @@ def states(evidence: str, fact: str, who: Subject) -> bool:
     f, e = read(fact), read(evidence)
     missing = f.plain - e.words - who - {wording.stem(word) for word in who}
     changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
+    # What someone is or has is said with "is" or "has" too ("Sarah has 30 cats" / "Sarah donated 30 cats").
+    links, said = _links(fact), _links(evidence)
+    if not changed and any(links & forms and not said & forms for forms in (wording.BE_FORMS, wording.HAVE_FORMS)):
+        return False
     return not missing or (len(missing) == 1 and changed)
+
+
+_CONTRACTED_BE = re.compile(r"\b(?:he|she|it|they|who|that|there)['\u2019]s\b", re.IGNORECASE)
+
+
+def _links(text: str) -> set[str]:
+    """The forms of "be" and "have" a line uses ("isn't" is "is"; "she's" is both "is" and "has")."""
+    words = {word.removesuffix("n't") for word in tokens(text)} & (wording.BE_FORMS | wording.HAVE_FORMS)
+    return words | ({"is", "has"} if _CONTRACTED_BE.search(text) else set())
 
 
 def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool:

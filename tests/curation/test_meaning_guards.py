@@ -99,6 +99,12 @@ HOSTILE = {
     "born in": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah was born in Paris.",)),
     "wants 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah wants 30 cats.",)),
     "plans in 2024": ("Sarah joined in 2023.", "Sarah joined in 2024.", ("Sarah plans a trip in 2024.",)),
+    "an hour from": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah lives an hour from Paris.",)),
+    "almost moved": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah almost moved to Paris.",)),
+    "dreamt": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah dreamt she lived in Paris.",)),
+    "pretends": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah pretends to live in Paris.",)),
+    "denied": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah denied she lives in Paris.",)),
+    "a rumour": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Rumour has it Sarah lives in Paris.",)),
     "donated 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah donated 30 cats to the shelter.",)),
     "ran 35 laps": ("Sarah is 34.", "Sarah is 35.", ("Sarah ran 35 laps.",)),
     # evidence about someone else

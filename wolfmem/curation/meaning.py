@@ -12,8 +12,9 @@ moves or arrives.
 * An evidence line is *about* a subject (`about`) when it names that subject, or names
   nobody else: not another section's entity, not a name the fact does not hold.
 * An evidence line *states* a fact (`states`) when it says it as so, not only its words: not a
-  question, a hedge, or an aim, refusal or thought ("Sarah refused to move to Paris" states no
-  "Sarah lives in Paris"), and it holds every content word of the fact but the subject's name,
+  question, a hedge, an aim, refusal or thought, or what nearly happened ("Sarah refused to move to
+  Paris", "almost moved to Paris" state no "Sarah lives in Paris"), each value after the fact's
+  preposition (or "to" with a verb of change), and it holds every content word of the fact but the subject's name,
   save one that a verb of change stands for ("Sarah moved to Paris" for "lives"), and a form of
   "be" or "have" when the fact says what someone is or has ("Sarah ran 35 laps" states no "Sarah is 35").
 * An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
@@ -31,7 +32,7 @@ from collections.abc import Iterable
 from wolfmem.core import wording
 from wolfmem.core.compare import Relation, asserts, carries, relate, subject_key
 from wolfmem.core.entities import entity_key
-from wolfmem.core.reading import read
+from wolfmem.core.reading import Reading, read
 from wolfmem.core.tokens import tokens
 
 Subject = frozenset[str]
@@ -149,13 +150,17 @@ def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Sub
 _CHANGE = frozenset(map(wording.stem, "move relocate become turn switch change get adopt buy succeed".split()))
 # Verbs that put a value in an aim, a refusal or a thought, not in what is so.
 _INTENT = frozenset(map(wording.stem, """want wish hope plan intend consider refuse decline reject try attempt
-    think dream""".split()))
+    think dream dreamt imagine pretend deny doubt wonder rumour rumor""".split()))
+# Qualifiers (`wording`) that say it did not quite happen: "Sarah almost moved to Paris".
+_SHORT_OF = frozenset({"almost", "hardly", "former"})
 
 
 def as_so(evidence: str, fact: str) -> bool:
     """Whether `evidence` says what it says as so: not a question, a hedge, an aim, a refusal or a thought
     the fact does not hold ("Does Sarah live in Paris?", "Sarah wants to live in Paris")."""
-    return asserts(evidence, fact) and not (read(evidence).plain & _INTENT) - read(fact).plain
+    e, f = read(evidence), read(fact)
+    return asserts(evidence, fact) and not (e.plain & _INTENT) - f.plain and not (
+        _SHORT_OF & set(e.roles.markers)) - set(f.roles.markers)
 
 
 def states(evidence: str, fact: str, who: Subject) -> bool:
@@ -170,10 +175,26 @@ def states(evidence: str, fact: str, who: Subject) -> bool:
     missing = f.plain - e.words - who - {wording.stem(word) for word in who}
     changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
     # What someone is or has is said with "is" or "has" too ("Sarah has 30 cats" / "Sarah donated 30 cats").
+    # The value after another preposition is another claim ("an hour from Paris" / "in Paris"); "to" with a
+    # verb of change says where it came to be ("moved to Paris").
+    held = _bound(e)
+    for value, markers in _bound(f).items():
+        if held.get(value) and not held[value] & markers and not (changed and "to" in held[value]):
+            return False
     links, said = _links(fact), _links(evidence)
     if not changed and any(links & forms and not said & forms for forms in (wording.BE_FORMS, wording.HAVE_FORMS)):
         return False
     return not missing or (len(missing) == 1 and changed)
+
+
+def _bound(reading: Reading) -> dict[str, set[str]]:
+    """The prepositions that bind each value of a line ("in Paris": {"w:pari": {"in"}})."""
+    bound: dict[str, set[str]] = defaultdict(set)
+    for marker, phrase in reading.roles.bound:
+        for k in phrase:
+            if marker in wording.PREPOSITIONS and reading.roles.items[k].value:
+                bound[reading.roles.items[k].key].add(marker)
+    return bound
 
 
 _CONTRACTED_BE = re.compile(r"\b(?:he|she|it|they|who|that|there)['\u2019]s\b", re.IGNORECASE)

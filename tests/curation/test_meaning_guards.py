@@ -208,6 +208,22 @@ def test_two_different_facts_never_merge_into_one_of_them(facts, into):
     assert not check(facts, into, [Change(ChangeKind.MERGED, lines, into, "the same")]).ok
 
 
+@pytest.mark.parametrize(("facts", "into", "lands"), [
+    (("- Sarah drinks tea in the morning.", "- Sarah drinks coffee at night."),
+     "- Sarah drinks tea at night and coffee in the morning.", False),
+    (("- Sarah drinks tea in the morning.", "- Sarah drinks coffee at night."),
+     "- Sarah drinks tea in the morning and coffee at night.", True),
+    (("- Sarah has 3 cats.", "- Sarah has 2 dogs."), "- Sarah has 2 cats and 3 dogs.", False),
+    (("- Sarah has 3 cats.", "- Sarah has 2 dogs."), "- Sarah has 3 cats and 2 dogs.", True),
+    (("- Sarah works on Monday.", "- Sarah rests on Friday."), "- Sarah works on Friday and rests on Monday.", False),
+])
+def test_a_merge_never_crosses_the_parts_of_two_facts(facts, into, lands):
+    verdict = check("\n".join(facts), into, [Change(ChangeKind.MERGED, facts, into, "one line")])
+    assert verdict.ok is lands, verdict.reasons
+    if not lands:
+        assert "crossed" in verdict.reasons[0]
+
+
 def test_a_merge_that_lists_both_objects_lands():
     facts = ("- Sarah likes jazz.", "- Sarah likes blues.")
     into = "- Sarah likes jazz and blues."

@@ -45,7 +45,7 @@ from wolfmem.curation.meaning import (
     Subject,
     Subjects,
     about,
-    added_marks,
+    merge_fault,
     novel_values,
     recharactered,
     states,
@@ -340,9 +340,8 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
             if invented and not explain.supported(fact.text, who):
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
-            elif marks := added_marks(fact.text, merged_from):
-                reasons.append(f"merges into {_quote(fact.text)}, which adds {marks!r}, a mark no line it replaces "
-                               "had: it may say 'no' or 'maybe'")
+            elif fault := merge_fault(fact.text, merged_from):
+                reasons.append(f"merges into {_quote(fact.text)}, {fault}")
             continue
         moved_in = incoming.candidates(fact_words(fact.text))
         if any(carries(fact.text, text) and explain.subject(section, text) == who for text, section in moved_in):

@@ -24,10 +24,11 @@ moves or arrives.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from wolfmem.core import wording
 from wolfmem.core.compare import Relation, asserts, carries, relate, subject_key
@@ -106,6 +107,36 @@ def added_marks(line: str, sources: Iterable[str]) -> str:
     held = set().union(*map(set, sources))
     added = {c for c in line if c in _MARKS or unicodedata.category(c) in ("Sm", "So")} - held
     return "".join(sorted(added))
+
+
+def merge_fault(line: str, sources: Sequence[str]) -> str:
+    """Why `line` may not stand for the facts merged into it ('' when it may): a mark none had, or crossed parts."""
+    if marks := added_marks(line, sources):
+        return f"which adds {marks!r}, a mark no line it replaces had: it may say 'no' or 'maybe'"
+    if _crossed(line, sources):
+        return ("which carries one of the lines it replaces in none of its clauses: their parts are crossed "
+                "(each must be one clause, read with the words they share in front)")
+    return ""
+
+
+_CLAUSE = re.compile(r"\s*(?:;|\b(?:and|but|while|whereas)\b)\s*", re.IGNORECASE)
+
+
+def _crossed(line: str, sources: Sequence[str]) -> bool:
+    """Whether a fact of one clause merged with others into `line` is carried by none of its clauses.
+
+    "Sarah drinks tea at night and coffee in the morning" holds every word of "Sarah drinks tea in the
+    morning" and of "Sarah drinks coffee at night", with the times crossed. A later clause is read with the
+    first clause's leading words that every fact shares ("Sarah drinks coffee in the morning").
+    """
+    clauses = [clause for clause in _CLAUSE.split(line) if clause.strip()]
+    if len(sources) < 2 or len(clauses) < 2:
+        return False
+    shared = frozenset.intersection(*(read(source).words for source in sources))
+    head = list(itertools.takewhile(lambda word: read(word).words <= shared, clauses[0].split()))
+    readings = [clauses[0], *(" ".join([*head, clause]) for clause in clauses[1:])]
+    return any(not _CLAUSE.search(source) and not any(carries(clause, source) for clause in readings)
+               for source in sources)
 
 
 # "Sarah's brother": a name, its possessive, and the next word (what or whom of hers the line speaks of).

@@ -252,11 +252,11 @@ def test_report_data_survives_awkward_text(vault, tmp_path, fake):
     memory = llm_memory(vault, tmp_path, fake, audit_apply=False)
     seed(memory)
     fake.default = by_file({PEOPLE: {"summary": "x", "findings": [
-        finding(["- Tom always hates meetings."], "replace", "- Tom dislikes meetings --> mostly.",
+        finding(["- Tom always hates meetings."], "replace", "- Tom dislikes long meetings -->.",
                 explanation="a -- b -->")]}})
     run_audit(memory.services, "2026-10", NOW)
     report = read(vault, "consolidated/audit-2026-10.md")
     data = report.split("<!-- wolfmem-audit-data\n", 1)[1].rsplit("\n-->", 1)[0]
     assert "--" not in data
-    assert json.loads(data)["findings"][0]["change"]["new"] == "- Tom dislikes meetings --> mostly."
+    assert json.loads(data)["findings"][0]["change"]["new"] == "- Tom dislikes long meetings -->."
     assert apply_staged(memory.services, "2026-10")["counts"] == {"applied": 1}

@@ -297,7 +297,7 @@ def test_bak_is_always_the_version_just_replaced(memory, fake, curator, clock):
     (memory.vault.root / PEOPLE).write_text(v1 + "- Tom speaks Norwegian.\n", "utf-8")  # a person, between runs
     v1b = read(memory)
     clock.now += timedelta(days=1)
-    memory.log_episode("Tom says Oslo, Norway suits him.", when=clock.now - timedelta(hours=1))
+    memory.log_episode("Tom says he lives in Oslo, Norway.", when=clock.now - timedelta(hours=1))
     fake.push(answer(v1b.replace("- Tom lives in Oslo.", "- Tom lives in Oslo, Norway."),
                      change("superseded", ["- Tom lives in Oslo."], "- Tom lives in Oslo, Norway.", "detail")))
     assert run(memory.services, curator(), DAY + timedelta(days=1)).files[PEOPLE].status == "written"

@@ -190,7 +190,7 @@ def read(fact: str) -> Reading:
             names.add(_stem(token))  # "US", "IT": a name, though "us" and "it" are stop words
             key = values[i] = "w:" + _stem(token)
         elif (token in tokens.STOP_WORDS or token in wording.BINDING or wording.qualifier(token)
-              or (token in ("used", "going") and following == "to")):
+              or (token in ("used", "going") and following == "to") or (token == "far" and following == "from")):
             continue  # a function word: `roles.structure` reads the ones that carry meaning
         elif token in capitalised or token in acronyms:
             names.add(_stem(token))  # before the light words: "Go" is a name, "go" is glue

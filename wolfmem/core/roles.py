@@ -196,6 +196,9 @@ def structure(
             b.be_place = None
             skip_next = True
             continue
+        if token == "far" and following == "from":  # "far from a vegetarian": hardly one
+            b.markers.append("hardly")
+            continue
         mark = wording.qualifier(token)
         if token in wording.BINDING:
             b.binding(token, place, tokens, i)

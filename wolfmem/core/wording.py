@@ -275,6 +275,11 @@ _QUALIFYING = {
     # Hedges are modality too ("Sarah probably prefers tea"), and so are multiples ("half the team").
     **{w: w for w in _words("maybe perhaps probably possibly likely unlikely certainly definitely")},
     **{w: w for w in _words("half twice double triple")},
+    # Words that take back or weaken what the rest says: "hardly a vegetarian", "a former vegetarian".
+    **{w: "hardly" for w in _words("hardly barely scarcely")},
+    **{w: "almost" for w in _words("almost nearly")},
+    **{w: "former" for w in _words("former formerly ex previously")},
+    **{w: "partly" for w in _words("mildly slightly somewhat partly partially")},
     "was": "past", "were": "past", "had": "past", "did": "past", "been": "perfect",
 }
 # Markers that make a line a possibility, a plan or a condition rather than what is so: a line with one backs

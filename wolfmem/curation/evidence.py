@@ -4,9 +4,9 @@ Old and new facts are matched by how they read (`meaning.text_key`: only whitesp
 change) and by their section, whatever the change list says. Then:
 
 * a fact under the same heading, reading the same, stays: nothing happened;
-* a fact that reads the same under another heading *changed section*: allowed only when it is
-  not hand-written and its subject stays (its own words name it: "Sarah prefers tea" filed under
-  "## Sarah") or evidence since the last run about the new subject backs it; listed either way;
+* a fact that reads the same under another heading *changed section*: allowed only when it is not hand-written
+  and its subject stays ("Sarah prefers tea" filed under "## Sarah") or, when its words name nobody, evidence
+  since the last run about the new subject backs it; listed either way;
 * a fact that leaves must be explained by a declared change, and a claim that fails is refused
   (it never falls through to another explanation):
   - merged into a line of the rewrite about the same subject that *carries* it (`compare.carries`);
@@ -20,8 +20,7 @@ change) and by their section, whatever the change list says. Then:
 * a new fact nothing explains is an addition: it needs an episode line or a save since the last run
   that supports it (`meaning.supports`), or a fact of another curated file it receives.
 
-What leaves and what is added count against the file's budgets (`curation.budget`); over one, a
-rewrite is staged for a person, never landed.
+What leaves and what is added count against the file's budgets (`curation.budget`); over one, it is staged.
 """
 
 from __future__ import annotations
@@ -46,9 +45,10 @@ from wolfmem.curation.meaning import (
     Subject,
     Subjects,
     about,
-    added_marks,
+    merge_fault,
     novel_values,
     recharactered,
+    states,
     supports,
     text_key,
 )
@@ -130,8 +130,8 @@ class _Explainer:
 
     def __init__(self, old: markdown.ParsedFile, new: markdown.ParsedFile, guards: Safeguards) -> None:
         self.guards = guards
-        self.subjects = Subjects([*guards.headings, *(s.heading for s in old.sections),
-                                  *(s.heading for s in new.sections)])
+        own = [*(s.heading for s in old.sections), *(s.heading for s in new.sections)]
+        self.subjects = Subjects([*guards.headings, *own], own)
         self.sections: dict[str, list[str]] = defaultdict(list)  # text key -> sections of the new file
         for fact in new.facts:
             self.sections[text_key(fact.text)].append(fact.section)
@@ -166,9 +166,10 @@ class _Explainer:
         after, before = self.subject(section, fact.text), self.subject(fact.section, fact.text)
         # "## Dave" joined into "## [[Dave Smith|Dave]]": one heading names the other's entity and more,
         # but not another heading's entity too ("## Sarah" into "## Sarah and Tom" beside "## Tom").
-        named = bool(before and after) and (before <= after or after <= before) and not self.subjects.names_another(
-            before ^ after)
-        if named or after == before or self.supported(fact.text, after):
+        own = self.subjects.of(None, fact.text)  # whom its own words name: no evidence files it under another
+        named = (bool(before and after) and (before <= after or after <= before)
+                 and not self.subjects.names_another(before ^ after)) or (bool(after) and after == own)
+        if named or after == before or (not own and self.supported(fact.text, after)):
             return None
         return (f"moves {_quote(fact.text)} from '## {fact.section}' to '## {section}', another subject, "
                 "and nothing said since the last run backs it")
@@ -190,12 +191,13 @@ class _Explainer:
 
     def _says(self, line: str, new: str, old: str, who: Subject) -> bool:
         """Whether one evidence line, about `who`, backs `new` replacing `old`."""
-        if not about(line, who, fact_words(new), self.subjects) or not backs(line, new, old):
+        if not (about(line, who, fact_words(new), self.subjects) and backs(line, new, old) and states(line, new, who)):
             return False
         if read(line).negated != read(new).negated or relate(new, line) is Relation.CONTRADICTS:
             return False  # "Sarah's birthday is not 4 May", "… party is on 4 June": not the new value
-        # Nothing new in `new` ("spaces over tabs"): the line must say it whole.
-        return bool(fact_words(new) - fact_words(old)) or carries(line, new)
+        # Nothing new in `new` ("spaces over tabs"): the line must say it whole; a flip, negate what `new` negates.
+        flip = read(new).negated != read(old).negated and read(line).negates == read(new).negates
+        return bool(fact_words(new) - fact_words(old)) or flip or carries(line, new)
 
     def claim(self, fact: markdown.Fact, change: Change) -> Departure | str:
         """The departure a declared change explains, or why it does not hold."""
@@ -338,9 +340,8 @@ def _additions(explain: _Explainer, fresh: list[markdown.Fact], result: Accounti
             if invented and not explain.supported(fact.text, who):
                 reasons.append(f"merges into {_quote(fact.text)}, which adds {', '.join(sorted(invented))}: "
                                "no line it replaces and no evidence since the last run holds it")
-            elif marks := added_marks(fact.text, merged_from):
-                reasons.append(f"merges into {_quote(fact.text)}, which adds {marks!r}, a mark no line it replaces "
-                               "had: it may say 'no' or 'maybe'")
+            elif fault := merge_fault(fact.text, merged_from):
+                reasons.append(f"merges into {_quote(fact.text)}, {fault}")
             continue
         moved_in = incoming.candidates(fact_words(fact.text))
         if any(carries(fact.text, text) and explain.subject(section, text) == who for text, section in moved_in):

@@ -7,24 +7,34 @@ moves or arrives.
 * How a line reads is its text up to whitespace (`text_key`): case, punctuation and
   Unicode forms are part of it, so "106" rewritten as "10⁶" is an edit, not the same line.
 * Whom a fact is about is `compare.subject_key` of its section and text, against the
-  headings of the files before and after (`Subjects`): a section is part of what a fact says.
+  headings of the files before and after (`Subjects`): a section is part of what a fact says,
+  so a line that names one section's entity under another section of its file is about both.
 * An evidence line is *about* a subject (`about`) when it names that subject, or names
   nobody else: not another section's entity, not a name the fact does not hold.
+* An evidence line *states* a fact (`states`) when it says it as so, not only its words: not a
+  question, a hedge, an aim, refusal or thought, or what nearly happened ("Sarah refused to move to
+  Paris", "almost moved to Paris" state no "Sarah lives in Paris"), each value after the fact's
+  preposition (or "to" with a verb of change), and it holds every content word of the fact but the subject's name,
+  save one that a verb of change stands for ("Sarah moved to Paris" for "lives"), and a form of
+  "be" or "have" when the fact says what someone is or has ("Sarah ran 35 laps" states no "Sarah is 35").
 * An evidence line *supports* a new fact (`supports`) when it is about the fact's subject,
-  carries it, or holds every value of it (number, date, name; most of its words when it has
-  none) and agrees on negation and never says the contrary.
+  carries it, or states it, holds every value of it (number, date, name), agrees on negation
+  and never says the contrary.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from wolfmem.core.compare import Relation, carries, relate, subject_key
+from wolfmem.core import wording
+from wolfmem.core.compare import Relation, asserts, carries, relate, subject_key
 from wolfmem.core.entities import entity_key
-from wolfmem.core.reading import read
+from wolfmem.core.reading import Reading, read
+from wolfmem.core.tokens import tokens
 
 Subject = frozenset[str]
 _PART = re.compile(r"\w+")
@@ -42,8 +52,9 @@ class Subjects:
     is not scanned once per line.
     """
 
-    def __init__(self, headings: Iterable[str]) -> None:
+    def __init__(self, headings: Iterable[str], local: Iterable[str] = ()) -> None:
         self.headings = tuple(dict.fromkeys(headings))
+        self._local = {key for key in map(entity_key, local) if key}  # the entities of the file's own sections
         self._by_part: dict[str, list[str]] = defaultdict(list)
         for heading in self.headings:
             for part in {part for word in entity_key(heading) for part in _PART.findall(word)}:
@@ -66,7 +77,12 @@ class Subjects:
         if key not in self._memo:
             parts = set(_PART.findall(unicodedata.normalize("NFC", text).casefold()))
             named = list(dict.fromkeys(heading for part in parts for heading in self._by_part.get(part, ())))
-            self._memo[key] = subject_key(section or None, text, named)
+            who = subject_key(section or None, text, named)
+            home = entity_key(section) if section else frozenset()
+            # "Sarah lives in Berlin" under "## Tom" of the file that has "## Sarah" speaks of Sarah, filed as
+            # Tom's: of both, so no move, merge or rewording takes a fact of hers there.
+            foreign = who in self._local and home and not (home <= who or who <= home)
+            self._memo[key] = who | home if foreign else who
         return self._memo[key]
 
 
@@ -91,6 +107,36 @@ def added_marks(line: str, sources: Iterable[str]) -> str:
     held = set().union(*map(set, sources))
     added = {c for c in line if c in _MARKS or unicodedata.category(c) in ("Sm", "So")} - held
     return "".join(sorted(added))
+
+
+def merge_fault(line: str, sources: Sequence[str]) -> str:
+    """Why `line` may not stand for the facts merged into it ('' when it may): a mark none had, or crossed parts."""
+    if marks := added_marks(line, sources):
+        return f"which adds {marks!r}, a mark no line it replaces had: it may say 'no' or 'maybe'"
+    if _crossed(line, sources):
+        return ("which carries one of the lines it replaces in none of its clauses: their parts are crossed "
+                "(each must be one clause, read with the words they share in front)")
+    return ""
+
+
+_CLAUSE = re.compile(r"\s*(?:;|\b(?:and|but|while|whereas)\b)\s*", re.IGNORECASE)
+
+
+def _crossed(line: str, sources: Sequence[str]) -> bool:
+    """Whether a fact of one clause merged with others into `line` is carried by none of its clauses.
+
+    "Sarah drinks tea at night and coffee in the morning" holds every word of "Sarah drinks tea in the
+    morning" and of "Sarah drinks coffee at night", with the times crossed. A later clause is read with the
+    first clause's leading words that every fact shares ("Sarah drinks coffee in the morning").
+    """
+    clauses = [clause for clause in _CLAUSE.split(line) if clause.strip()]
+    if len(sources) < 2 or len(clauses) < 2:
+        return False
+    shared = frozenset.intersection(*(read(source).words for source in sources))
+    head = list(itertools.takewhile(lambda word: read(word).words <= shared, clauses[0].split()))
+    readings = [clauses[0], *(" ".join([*head, clause]) for clause in clauses[1:])]
+    return any(not _CLAUSE.search(source) and not any(carries(clause, source) for clause in readings)
+               for source in sources)
 
 
 # "Sarah's brother": a name, its possessive, and the next word (what or whom of hers the line speaks of).
@@ -129,21 +175,79 @@ def about(evidence: str, who: Subject, fact_words: frozenset[str], subjects: Sub
     return not (_names(evidence) - fact_words - who)
 
 
+# Verbs that say a value came about: each may stand for the one content word of the fact it lacks
+# ("Sarah moved to Paris" says "Sarah lives in Paris", "Tom got a dog" says "Tom owns a dog"), and so may
+# "take over" ("Alice took over Atlas" says "Alice leads Atlas").
+_CHANGE = frozenset(map(wording.stem, "move relocate become turn switch change get adopt buy succeed".split()))
+# Verbs that put a value in an aim, a refusal or a thought, not in what is so.
+_INTENT = frozenset(map(wording.stem, """want wish hope plan intend consider refuse decline reject try attempt
+    think dream dreamt imagine pretend deny doubt wonder rumour rumor""".split()))
+# Qualifiers (`wording`) that say it did not quite happen: "Sarah almost moved to Paris".
+_SHORT_OF = frozenset({"almost", "hardly", "former"})
+
+
+def as_so(evidence: str, fact: str) -> bool:
+    """Whether `evidence` says what it says as so: not a question, a hedge, an aim, a refusal or a thought
+    the fact does not hold ("Does Sarah live in Paris?", "Sarah wants to live in Paris")."""
+    e, f = read(evidence), read(fact)
+    return asserts(evidence, fact) and not (e.plain & _INTENT) - f.plain and not (
+        _SHORT_OF & set(e.roles.markers)) - set(f.roles.markers)
+
+
+def states(evidence: str, fact: str, who: Subject) -> bool:
+    """Whether `evidence` says what `fact` says, as so, of `who`: see the module docstring.
+
+    "Sarah visited Paris" holds "Sarah" and "Paris" but not "lives"; "Sarah wants to live in Paris"
+    holds every word, as a wish.
+    """
+    if not as_so(evidence, fact):
+        return False
+    f, e = read(fact), read(evidence)
+    missing = f.plain - e.words - who - {wording.stem(word) for word in who}
+    changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
+    # What someone is or has is said with "is" or "has" too ("Sarah has 30 cats" / "Sarah donated 30 cats").
+    # The value after another preposition is another claim ("an hour from Paris" / "in Paris"); "to" with a
+    # verb of change says where it came to be ("moved to Paris").
+    held = _bound(e)
+    for value, markers in _bound(f).items():
+        if held.get(value) and not held[value] & markers and not (changed and "to" in held[value]):
+            return False
+    links, said = _links(fact), _links(evidence)
+    if not changed and any(links & forms and not said & forms for forms in (wording.BE_FORMS, wording.HAVE_FORMS)):
+        return False
+    return not missing or (len(missing) == 1 and changed)
+
+
+def _bound(reading: Reading) -> dict[str, set[str]]:
+    """The prepositions that bind each value of a line ("in Paris": {"w:pari": {"in"}})."""
+    bound: dict[str, set[str]] = defaultdict(set)
+    for marker, phrase in reading.roles.bound:
+        for k in phrase:
+            if marker in wording.PREPOSITIONS and reading.roles.items[k].value:
+                bound[reading.roles.items[k].key].add(marker)
+    return bound
+
+
+_CONTRACTED_BE = re.compile(r"\b(?:he|she|it|they|who|that|there)['\u2019]s\b", re.IGNORECASE)
+
+
+def _links(text: str) -> set[str]:
+    """The forms of "be" and "have" a line uses ("isn't" is "is"; "she's" is both "is" and "has")."""
+    words = {word.removesuffix("n't") for word in tokens(text)} & (wording.BE_FORMS | wording.HAVE_FORMS)
+    return words | ({"is", "has"} if _CONTRACTED_BE.search(text) else set())
+
+
 def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool:
     """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
-    if not about(evidence, who, read(fact).words, subjects):
+    if not about(evidence, who, read(fact).words, subjects) or not as_so(evidence, fact):
         return False
     if carries(evidence, fact):
         return True
     a, e = read(fact), read(evidence)
     if a.negated != e.negated or relate(fact, evidence) is Relation.CONTRADICTS:
         return False
-    values = a.numbers | a.times | a.names
-    if not values <= e.words:
-        return False
-    # A fact with values is backed by a line about its subject holding them all ("Tom said he moved to
-    # Oslo" backs "Tom lives in Oslo"); one without needs most of its words.
-    return bool(values) or (bool(a.plain) and 2 * len(a.plain & e.words) > len(a.plain))
+    # "Tom said he moved to Oslo" backs "Tom lives in Oslo"; "Sarah visited Paris" backs no "Sarah lives in Paris".
+    return (a.numbers | a.times | a.names) <= e.words and states(evidence, fact, who)
 
 
 def novel_values(line: str, sources: Iterable[str]) -> frozenset[str]:

@@ -14,6 +14,7 @@ import pytest
 from fakellm import FakeLLM
 
 from wolfmem import Config, Memory
+from wolfmem.search.watcher import Watcher
 
 REPO = Path(__file__).resolve().parent.parent
 _CLEARED = (
@@ -78,6 +79,18 @@ class Clock:
 
     def __call__(self) -> datetime:
         return self.now
+
+
+@pytest.fixture
+def watched(memory: Memory) -> Iterator[Memory]:
+    """The memory with its watcher running, as under the daemon (its first sync done)."""
+    watcher = Watcher(memory.vault, memory.sync, debounce_seconds=0.05, reconcile_seconds=300)
+    watcher.start()
+    try:
+        wait_until(lambda: watcher.syncs >= 1)
+        yield memory
+    finally:
+        watcher.stop()
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 10.0, interval: float = 0.02) -> object:

@@ -7,34 +7,14 @@ write theirs in `tests/storage/test_editors_again_live.py`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+from bufferkit import write_in_place
 from conftest import wait_until
 
 from wolfmem import Memory
-from wolfmem.search.watcher import Watcher
 
 PEOPLE = "knowledge/people.md"
 SAVED = "- Sarah likes green tea.\n"
-
-
-@pytest.fixture
-def watched(memory: Memory) -> Iterator[Memory]:
-    """The memory with its watcher running, as under the daemon."""
-    watcher = Watcher(memory.vault, memory.sync, debounce_seconds=0.05, reconcile_seconds=300)
-    watcher.start()
-    try:
-        wait_until(lambda: watcher.syncs >= 1)
-        yield memory
-    finally:
-        watcher.stop()
-
-
-def _write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:  # the buffer written in place
-        handle.write(data)
 
 
 def _repairs(memory: Memory) -> int:
@@ -44,7 +24,7 @@ def _repairs(memory: Memory) -> int:
 def _write_and_wait(memory: Memory, data: bytes) -> bytes:
     """Write data over people.md and wait until the watcher has judged it (one more repair recorded)."""
     path, before = memory.vault.root / PEOPLE, _repairs(memory)
-    _write(path, data)
+    write_in_place(path, data)
     wait_until(lambda: _repairs(memory) > before)
     return path.read_bytes()
 
@@ -88,7 +68,7 @@ def _mixed(memory: Memory) -> bytes:
     path = memory.vault.root / PEOPLE
     memory.save("Sarah is my manager.", type="people", topic="Sarah")
     head, sep, rest = path.read_bytes().partition(b"\n## ")
-    _write(path, head.replace(b"\n", b"\r\n") + sep + rest + b"- Ana works from Porto.\r\n")
+    write_in_place(path, head.replace(b"\n", b"\r\n") + sep + rest + b"- Ana works from Porto.\r\n")
     return path.read_bytes()
 
 

@@ -7,37 +7,17 @@ stays, and the archive says it is back. The writes are real files under the daem
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
+from bufferkit import write_in_place
 from conftest import wait_until
 
 from wolfmem import Memory
 from wolfmem.core.facts import fact_key
-from wolfmem.search.watcher import Watcher
 from wolfmem.storage.archive import ArchivedFact, Reason
 from wolfmem.storage.writer import Cause, Edit
 
 PEOPLE = "knowledge/people.md"
 FORGOTTEN = "- Tom lives in Berlin.\n"
-
-
-@pytest.fixture
-def watched(memory: Memory) -> Iterator[Memory]:
-    """The memory with its watcher running, as under the daemon."""
-    watcher = Watcher(memory.vault, memory.sync, debounce_seconds=0.05, reconcile_seconds=300)
-    watcher.start()
-    try:
-        wait_until(lambda: watcher.syncs >= 1)
-        yield memory
-    finally:
-        watcher.stop()
-
-
-def _write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:  # the buffer written in place (nano's ^O, vim's :w after its warning)
-        handle.write(data)
 
 
 def _kinds(memory: Memory) -> list[str]:
@@ -47,7 +27,7 @@ def _kinds(memory: Memory) -> list[str]:
 def _write_and_wait(memory: Memory, data: bytes) -> str:
     """Write data over people.md and wait until the watcher has judged it (one more repair recorded)."""
     path, before = memory.vault.root / PEOPLE, len(_kinds(memory))
-    _write(path, data)
+    write_in_place(path, data)
     wait_until(lambda: len(_kinds(memory)) > before)
     return path.read_text("utf-8")
 
@@ -115,7 +95,7 @@ def test_a_forgotten_fact_typed_anew_after_the_forget_stays_and_the_archive_says
     _loaded_then_forgotten(memory)
     memory.save("Tom lives in Munich.", type="people", topic="Tom")
     fresh = path.read_text("utf-8")  # the editor loaded the file after the forget (and the save after it)
-    _write(path, fresh.replace("- Tom lives in Munich.\n", "- Tom lives in Munich.\n" + FORGOTTEN).encode())
+    write_in_place(path, fresh.replace("- Tom lives in Munich.\n", "- Tom lives in Munich.\n" + FORGOTTEN).encode())
 
     memory.search("Tom")
 
@@ -129,11 +109,11 @@ def test_a_fact_removed_by_hand_and_written_back_by_hand_is_the_persons(memory: 
     path = memory.vault.root / PEOPLE
     memory.save("Tom lives in Berlin.", type="people", topic="Tom")
     loaded = path.read_bytes()
-    _write(path, loaded.replace(FORGOTTEN.encode(), b""))  # deleted on purpose, then undone in the editor
+    write_in_place(path, loaded.replace(FORGOTTEN.encode(), b""))  # deleted on purpose, then undone in the editor
     memory.search("Tom")
     assert _kinds(memory) == ["removed by hand"]
 
-    _write(path, loaded)
+    write_in_place(path, loaded)
     memory.search("Tom")
 
     assert path.read_bytes() == loaded and _kinds(memory) == ["removed by hand"]

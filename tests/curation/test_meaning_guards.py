@@ -107,6 +107,9 @@ HOSTILE = {
     "a rumour": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Rumour has it Sarah lives in Paris.",)),
     "donated 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah donated 30 cats to the shelter.",)),
     "ran 35 laps": ("Sarah is 34.", "Sarah is 35.", ("Sarah ran 35 laps.",)),
+    "moving next year": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah is moving to Paris next year.",)),
+    "going to move": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah is going to move to Paris.",)),
+    "moves soon": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah moves to Paris soon.",)),
     # evidence about someone else
     "Tom moved": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Tom moved to Paris.",)),
     "her manager": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah's manager lives in Paris.",)),
@@ -158,6 +161,7 @@ def add(line: str, evidence: tuple[str, ...]) -> bool:
     ("Sarah lives in Paris.", "Does Sarah live in Paris?"),
     ("Sarah lives in Paris.", "Sarah visited Paris."),
     ("Sarah lives in Paris.", "Sarah wants to live in Paris."),
+    ("Sarah lives in Paris.", "Sarah is moving to Paris next month."),
     ("Lives in Paris.", "Sarah visited Paris."),
     ("Sarah has 30 cats.", "Sarah wants 30 cats."),
     ("Sarah is allergic to peanuts.", "Sarah ate peanuts at lunch."),

@@ -184,13 +184,19 @@ _INTENT = frozenset(map(wording.stem, """want wish hope plan intend consider ref
     think dream dreamt imagine pretend deny doubt wonder rumour rumor""".split()))
 # Qualifiers (`wording`) that say it did not quite happen: "Sarah almost moved to Paris".
 _SHORT_OF = frozenset({"almost", "hardly", "former"})
+# Words that put the value ahead, in a plan ("Sarah is moving to Paris next year", "is going to move"):
+# "will" is a hedge already (`wording.HEDGES`); these say the same without it.
+_AHEAD = frozenset(map(wording.stem, "next soon tomorrow upcoming".split()))
+_GOING_TO = re.compile(r"\b(?:going to|gonna)\b", re.IGNORECASE)
 
 
 def as_so(evidence: str, fact: str) -> bool:
-    """Whether `evidence` says what it says as so: not a question, a hedge, an aim, a refusal or a thought
-    the fact does not hold ("Does Sarah live in Paris?", "Sarah wants to live in Paris")."""
+    """Whether `evidence` says what it says as so: not a question, a hedge, a plan ahead, an aim, a refusal or
+    a thought the fact does not hold ("Does Sarah live in Paris?", "Sarah is moving to Paris next year",
+    "Sarah wants to live in Paris")."""
     e, f = read(evidence), read(fact)
-    return asserts(evidence, fact) and not (e.plain & _INTENT) - f.plain and not (
+    ahead = bool((e.plain & _AHEAD) - f.plain) or (bool(_GOING_TO.search(evidence)) and not _GOING_TO.search(fact))
+    return asserts(evidence, fact) and not ahead and not (e.plain & _INTENT) - f.plain and not (
         _SHORT_OF & set(e.roles.markers)) - set(f.roles.markers)
 
 

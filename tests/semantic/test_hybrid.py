@@ -265,3 +265,16 @@ def test_a_query_of_dates_alone_keeps_the_listing_of_its_day(vault: Path, hybrid
 
     # "what about me" holds no word wolfmem searches for, but the fake model embeds "about" and "me".
     assert lines("what about me on 1 May 2024?", FusionRule(dense=1.0)) == [4, 5, 6]  # the day, in order
+
+
+def test_the_curated_facts_and_the_newest_days_are_embedded_first(vault: Path, hybrid: Memory, embed_server) -> None:
+    for day in ("2024-05-01", "2024-06-10", "2024-05-20"):
+        write_episode(vault, f"# {day}\n\n## 10:00 — Day\n- Caroline told a story on {day}\n", day=day)
+    (vault / "knowledge/notes.md").write_text("# Notes\n\n- The boat is moored at pier nine\n", "utf-8")
+    (vault / "knowledge/people.md").write_text("# People\n\n## Sarah\n- Sarah moved to Lisbon in spring\n", "utf-8")
+    hybrid.sync()
+    sent = len(embed_server.texts)
+    hybrid.hybrid.embed_all()
+    assert embed_server.texts[sent:] == [
+        "Sarah moved to Lisbon in spring", "The boat is moored at pier nine", "Caroline told a story on 2024-06-10",
+        "Caroline told a story on 2024-05-20", "Caroline told a story on 2024-05-01"]

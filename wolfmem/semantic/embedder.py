@@ -22,6 +22,7 @@ from wolfmem.llm.embeddings import EmbeddingClient, EmbeddingsUnavailable
 from wolfmem.search.index import FactIndex
 from wolfmem.search.schema import Filters
 from wolfmem.semantic.store import VectorStore
+from wolfmem.storage.vault import CURATED_PATHS
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,18 @@ class EmbedReport:
     pending_files: int = 0
 
 
+def needed_first(paths: Collection[str]) -> list[str]:
+    """Files in the order a search most likely needs their facts: the curated ones, other knowledge, newest day first.
+
+    A vault found with years of episodes takes hours to embed with a small local model; this way the facts
+    an agent asks about most are rankable first, and a day's episodes before the days behind it.
+    """
+    curated = [path for path in CURATED_PATHS if path in paths]
+    knowledge = sorted(path for path in paths if path.startswith("knowledge/") and path not in curated)
+    dated = sorted((path for path in paths if not path.startswith("knowledge/")), reverse=True)
+    return curated + knowledge + dated
+
+
 class Embedder:
     """One pass at a time over the files whose facts the store does not know yet."""
 
@@ -55,8 +68,8 @@ class Embedder:
         """Files to (re)lay out, and files whose layout is to be dropped."""
         manifest = self.index.manifest()
         known = self.store.files()
-        todo = sorted(path for path, entry in manifest.items() if known.get(path) != entry.revision)
-        return todo, sorted(path for path in known if path not in manifest)
+        todo = [path for path, entry in manifest.items() if known.get(path) != entry.revision]
+        return needed_first(todo), sorted(path for path in known if path not in manifest)
 
     def run(
         self,

@@ -1,7 +1,7 @@
 """Dense re-ranking of the lexical pool (issue 27): choose the pool size and fusion by leave-one-benchmark-out.
 
 Usage: python scripts/eval_dense_pool.py LOCOMO_DIR LONGMEMEVAL_DIR --embeddings URL/MODEL [--pool 50]
-       [--cache FILE] [--limit N] [--full-dense] [--cached-only]
+       [--cache FILE] [--limit N] [--full-dense] [--cached-only] [--realtalk DIR] [--heldout DIR]
 
 For every question of both benchmarks and each pool size K the lexical search (`Memory.search` with
 limit K, the candidates `Hybrid.search` re-ranks) gives a pool of lines; each line and the question
@@ -9,10 +9,13 @@ are embedded once (vectors kept in --cache by model, kind and text, so a rerun a
 nothing), the smaller pools first. Every variant re-ranks its pool: by cosine alone (dense-only
 inside the pool), by weighted reciprocal-rank fusion (`fusion.rank_fuse`: weight w on the dense rank,
 constant c) or by a min-max score mix with dense share w. The variant chosen on one benchmark is
-scored on the other (lexical listed first, so a tie keeps the dense side off); the per-type table
-shows both folds, with dated questions also kept lexical as `Hybrid.search` does. `--full-dense`
-also embeds every LoCoMo line: dense-only over the whole vault, and the pool joined with the whole
-vault's dense top K.
+scored on the other (lexical listed first, so a tie keeps the dense side off); with more than two
+benchmarks a fold chooses on the mean of the others' means, so each counts once whatever its size.
+The per-type table shows the shipped rule and each fold's choice, dated questions re-ranked as
+`Hybrid.search` re-ranks them (the folds' table also gives each choice with them kept lexical).
+`--realtalk` adds REALTALK's chats and `--heldout` more LoCoMo conversations (reported as "LoCoMo
+held-out"). `--full-dense` also embeds every line of the conversation benchmarks (not LongMemEval's
+haystacks): dense-only over the whole vault, and the pool joined with the whole vault's dense top K.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -39,12 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_locomo
 import eval_longmemeval
+import eval_realtalk
 from eval_locomo import fts5_ranker, recall
 
 import wolfmem
 from wolfmem.llm.embeddings import EmbeddingClient, EmbeddingSettings
 from wolfmem.search import query_dates
-from wolfmem.semantic.fusion import rank_fuse
+from wolfmem.semantic.fusion import DEFAULT_RULE, rank_fuse
 
 KS = (10, 20, 30, 50)
 RRF_C = (5, 10, 20, 60)
@@ -66,6 +70,7 @@ class Asked:
     """One question: its lexical pool at each size (what Hybrid.search re-ranks), evidence and FTS5's ranking."""
 
     benchmark: str
+    conversation: str  # the conversation's name (LoCoMo, REALTALK), "" for a LongMemEval haystack
     group: str
     text: str
     dated: bool
@@ -86,15 +91,21 @@ class Cache:
         self.db = sqlite3.connect(path)
         self.db.execute("CREATE TABLE IF NOT EXISTS v (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
         self.client, self.model = client, model
+        self.read: dict[str, np.ndarray] = {}
 
     def key(self, kind: str, text: str) -> str:
         """The digest a vector is kept under."""
         return hashlib.sha1(f"{self.model}\0{kind}\0{text}".encode()).hexdigest()
 
     def get(self, kind: str, text: str) -> np.ndarray | None:
-        """A cached vector, or None."""
-        row = self.db.execute("SELECT vec FROM v WHERE key = ?", (self.key(kind, text),)).fetchone()
-        return np.frombuffer(row[0], dtype=np.float32) if row else None
+        """A cached vector, or None (one read from the file per vector: the report asks for each many times)."""
+        key = self.key(kind, text)
+        if key not in self.read:
+            row = self.db.execute("SELECT vec FROM v WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            self.read[key] = np.frombuffer(row[0], dtype=np.float32)
+        return self.read[key]
 
     def fill(self, kind: str, texts: Sequence[str], batch: int = 16) -> None:
         """Embed the texts that have no vector yet, in order, committing each batch."""
@@ -126,26 +137,46 @@ def pooled(memory: wolfmem.Memory, where: dict, text: str, today: object) -> dic
     return pools
 
 
-def collect(locomo_dir: Path, lme_dir: Path, limit: int, work: Path) -> tuple[list[Asked], dict]:
-    """Every question's pool; also each LoCoMo conversation's lines (for dense over the whole vault)."""
+def collect(chats: dict[str, Path], lme_dir: Path, limit: int, work: Path) -> tuple[list[Asked], dict]:
+    """Every question's pool; also each conversation's lines by (benchmark, name), for dense over the whole vault.
+
+    `chats` maps a benchmark's name to its folder: "REALTALK" is read as REALTALK, any other as LoCoMo.
+    """
     asked: list[Asked] = []
     conversations = {}
-    for conv, memory, where in eval_locomo.conversations(locomo_dir, work):
-        conversations[conv.name] = conv
-        fts = fts5_ranker(conv.turns)
-        dated = {q.text for q in conv.questions if dated_query(q.text, conv.today)}
-        memory.search("warm up", limit=1)
-        for q in conv.questions:
-            asked.append(Asked("LoCoMo", eval_locomo.CATEGORIES[q.category], q.text, q.text in dated,
-                               q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
+    for bench, folder in chats.items():
+        for conv, memory, where in chat_vaults(bench, folder, work):
+            conversations[(bench, conv.name)] = conv
+            fts = fts5_ranker(conv.turns)
+            names = eval_realtalk.CATEGORIES if bench == "REALTALK" else eval_locomo.CATEGORIES
+            memory.search("warm up", limit=1)
+            for q in conv.questions:
+                asked.append(Asked(bench, conv.name, names[q.category], q.text, dated_query(q.text, conv.today),
+                                   q.evidence, pooled(memory, where, q.text, conv.today), fts(q.text)))
     for item, memory, where in eval_longmemeval.haystacks(lme_dir, work, limit):
         dated = dated_query(item.text, item.today)
-        asked.append(Asked("LongMemEval", item.kind, item.text, dated, item.evidence,
+        asked.append(Asked("LongMemEval", "", item.kind, item.text, dated, item.evidence,
                            pooled(memory, where, item.text, item.today), fts5_ranker(item.turns)(item.text)))
     return asked, conversations
 
 
+def chat_vaults(bench: str, folder: Path, work: Path
+                ) -> Iterator[tuple[eval_locomo.Conversation, wolfmem.Memory, dict]]:
+    """A benchmark's conversations, each with a synced Memory over its turns (REALTALK's or LoCoMo's layout)."""
+    if bench != "REALTALK":
+        yield from eval_locomo.conversations(folder, work / bench.replace(" ", "-"))
+        return
+    for path in sorted(folder.glob("*.json")):
+        chat = eval_realtalk.load(path)
+        memory, where = eval_locomo.build_vault(chat.turns, work / f"realtalk-{chat.name}")
+        try:
+            yield chat, memory, where
+        finally:
+            memory.close()
+
+
 Variant = tuple[str, int, float, float]  # (kind, K, weight, constant)
+SHIPPED: Variant = ("rrf", DEFAULT_RULE.pool, DEFAULT_RULE.dense, DEFAULT_RULE.constant)
 
 
 def variants() -> list[Variant]:
@@ -197,6 +228,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="only the first N LongMemEval questions")
     parser.add_argument("--full-dense", action="store_true")
     parser.add_argument("--cached-only", action="store_true", help="embed nothing; score what the cache holds")
+    parser.add_argument("--realtalk", type=Path, help="also a folder of REALTALK chats")
+    parser.add_argument("--heldout", type=Path, help="also a folder of LoCoMo conversations held out from tuning")
     args = parser.parse_args(argv)
     logging.getLogger("wolfmem").setLevel(logging.ERROR)
     base_url, _, model = args.embeddings.rpartition("/")
@@ -204,7 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     cache = Cache(args.cache, client, model)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="wolfmem-densepool-") as tmp:
-        asked, conversations = collect(args.locomo, args.longmemeval, args.limit, Path(tmp))
+        chats = {"LoCoMo": args.locomo, "REALTALK": args.realtalk, "LoCoMo held-out": args.heldout}
+        asked, conversations = collect({b: f for b, f in chats.items() if f}, args.longmemeval, args.limit, Path(tmp))
     print(f"collected {len(asked)} pools in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     if args.cached_only:
         cache.fill = lambda *_a, **_k: None  # type: ignore[method-assign]
@@ -243,8 +277,8 @@ def report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
                   and group in (None, a.group) and dated in (None, a.dated)]
         return statistics.fmean(picked) if picked else float("nan")
 
-    def product(v: Variant) -> list[float | None]:
-        """The variant with dated questions kept lexical, as Hybrid.search does."""
+    def dated_lexical(v: Variant) -> list[float | None]:
+        """The variant with dated questions kept lexical, as Hybrid.search did before it re-ranked them too."""
         return [lex if a.dated else r for r, lex, a in zip(per_q[v], lexical, asked, strict=True)]
 
     out = ["| held-out | chosen on the other (kind, K, w, c) | lexical | FTS5 | dense in pool (same K) | "
@@ -252,20 +286,25 @@ def report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
     chosen: dict[str, Variant] = {}
     fused = complete  # lexical first: a tie keeps the dense side off
     for held in benches:
-        other = next(b for b in benches if b != held)
-        best = max(fused, key=lambda v, other=other: round(mean(per_q[v], other), 6))
+        others = [b for b in benches if b != held]
+
+        def there(v: Variant, others: list[str] = others) -> float:
+            return round(statistics.fmean(mean(per_q[v], b) for b in others), 6)
+
+        best = max(fused, key=there)
         chosen[held] = best
         dense = ("dense", best[1], 1.0, 0.0)
-        out.append(f"| {held} | {best} ({mean(per_q[best], other):.3f} there) | {mean(lexical, held):.3f} | "
+        out.append(f"| {held} | {best} ({there(best):.3f} there) | {mean(lexical, held):.3f} | "
                    f"{mean(extra['FTS5'], held):.3f} | {mean(per_q[dense], held):.3f} | "
-                   f"{mean(per_q[best], held):.3f} | {mean(product(best), held):.3f} |")
-    both = max(fused, key=lambda v: round(mean(per_q[v]), 6))
-    out.append(f"\nbest over both benchmarks pooled: {both}: "
+                   f"{mean(per_q[best], held):.3f} | {mean(dated_lexical(best), held):.3f} |")
+    both = max(fused, key=lambda v: round(statistics.fmean(mean(per_q[v], b) for b in benches), 6))
+    out.append(f"\nbest over every benchmark (mean of means): {both}: "
                + ", ".join(f"{b} {mean(per_q[both], b):.3f}" for b in benches))
-    columns = {"lexical": lexical, **extra, f"{both} (best pooled)": per_q[both]}
-    for v in chosen.values():
-        columns[f"{v} (dated lexical)"] = product(v)
-        columns[f"dense in pool K={v[1]}"] = per_q[("dense", v[1], 1.0, 0.0)]
+    columns = {"lexical": lexical, **extra, f"{SHIPPED} (shipped)": per_q[SHIPPED],
+               f"dense in pool K={SHIPPED[1]}": per_q[("dense", SHIPPED[1], 1.0, 0.0)],
+               f"{both} (best pooled)": per_q[both]}
+    for held, v in chosen.items():
+        columns[f"{v} (chosen without {held})"] = per_q[v]
     out += ["", "| benchmark: type (questions) | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
     for bench in benches:
         for g in [*sorted({a.group for a in asked if a.benchmark == bench}), None]:
@@ -287,39 +326,64 @@ def report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
 
 
 def union_report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
-    """LoCoMo only: RRF over the lexical pool joined with the whole vault's dense top K (vectors for every line)."""
-    out = ["| K | w | c | LoCoMo r@10, pool only | pool + dense top K |", "|---:|---:|---:|---:|---:|"]
-    locomo = [a for a in asked if a.benchmark == "LoCoMo"]
-    ranked = {}
-    for a in locomo:
-        conv = next(c for c in conversations.values() if any(q.text == a.text for q in c.questions))
-        q = cache.get("query", a.text)
-        vecs = np.stack([cache.get("doc", t.text) for t in conv.turns])
-        cos = vecs @ q
-        ranked[a.text] = (q, [conv.turns[i].dia_id for i in np.argsort(-cos, kind="stable")],
-                          {t.dia_id: float(c) for t, c in zip(conv.turns, cos, strict=True)})
-    for k, w, c in itertools.product((10, 20, 30, 50), RRF_W, RRF_C):
-        alone, joined = [], []
-        for a in locomo:
-            q, order, cos = ranked[a.text]
-            alone.append(recall(rerank(a, q, cache, ("rrf", k, w, c)) or [], a.evidence, 10))
-            lex_rank = {d: i + 1 for i, d in enumerate(a.pools[k].ids)}
-            candidates = list(dict.fromkeys(a.pools[k].ids + order[:k]))
-            by_dense = sorted(candidates, key=lambda d: -cos.get(d, -1.0))
-            dense_rank = {d: i + 1 for i, d in enumerate(by_dense)}
-            fused = {d: ((1 - w) / (c + lex_rank[d]) if d in lex_rank else 0.0) + w / (c + dense_rank[d])
-                     for d in candidates}
-            top = sorted(candidates, key=lambda d: -fused[d])[:10]
-            joined.append(recall(top, a.evidence, 10))
-        out.append(f"| {k} | {w} | {c} | {statistics.fmean(alone):.3f} | {statistics.fmean(joined):.3f} |")
+    """Conversation benchmarks: RRF over the lexical pool alone, and over it joined with the whole vault's dense top K.
+
+    With `credit` > 0 a line's dense score is its cosine plus that part of its best same-session neighbour's
+    (up to two lines away), as the hybrid before the pool re-ranking scored it. Needs every line embedded.
+    """
+    benches = sorted({a.benchmark for a in asked if a.conversation})
+    out = ["| K | w | c | credit | " + " | ".join(f"{b}: pool only | pool + dense top K" for b in benches) + " |",
+           "|---:|---:|---:|---:|" + "---:|---:|" * len(benches)]
+    dense = {}
+    for a in asked:
+        if a.conversation:
+            conv = conversations[(a.benchmark, a.conversation)]
+            cos = np.stack([cache.get("doc", t.text) for t in conv.turns]) @ cache.get("query", a.text)
+            dense[id(a)] = (conv, cos)
+    for k, w, c, part in itertools.product((30, 50), RRF_W, (10, 20), (0.0, 0.5, 0.75)):
+        cells = []
+        for bench in benches:
+            alone, joined = [], []
+            for a in (a for a in asked if a.benchmark == bench):
+                conv, cos = dense[id(a)]
+                fused = rerank(a, cache.get("query", a.text), cache, ("rrf", k, w, c)) or []
+                alone.append(recall(fused, a.evidence, 10))
+                top = joined_top(a.pools[k].ids, conv, credited(conv, cos, part), k, w, c)
+                joined.append(recall(top, a.evidence, 10))
+            cells += [statistics.fmean(alone), statistics.fmean(joined)]
+        out.append(f"| {k} | {w} | {c} | {part} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
     return "\n".join(out)
 
 
+def credited(conv: eval_locomo.Conversation, cos: np.ndarray, part: float) -> np.ndarray:
+    """Each line's cosine plus `part` of its best same-session neighbour's, up to two lines away."""
+    if not part:
+        return cos
+    best = np.full(len(cos), -np.inf)
+    for shift in (-2, -1, 1, 2):
+        for i in range(max(0, -shift), min(len(cos), len(cos) - shift)):
+            if conv.turns[i].session == conv.turns[i + shift].session:
+                best[i] = max(best[i], cos[i + shift])
+    return cos + part * np.where(np.isfinite(best), best, 0.0)
+
+
+def joined_top(pool: list[str], conv: eval_locomo.Conversation, scores: np.ndarray, k: int, w: float, c: float
+               ) -> list[str]:
+    """The top 10 of RRF over the lexical pool joined with the K lines of the best dense scores."""
+    ids = [t.dia_id for t in conv.turns]
+    by_id = dict(zip(ids, scores.tolist(), strict=True))
+    lex_rank = {d: i + 1 for i, d in enumerate(pool)}
+    candidates = list(dict.fromkeys(pool + [ids[i] for i in np.argsort(-scores, kind="stable")[:k]]))
+    dense_rank = {d: i + 1 for i, d in enumerate(sorted(candidates, key=lambda d: -by_id.get(d, -1.0)))}
+    fused = {d: ((1 - w) / (c + lex_rank[d]) if d in lex_rank else 0.0) + w / (c + dense_rank[d]) for d in candidates}
+    return sorted(candidates, key=lambda d: -fused[d])[:10]
+
+
 def full_dense(a: Asked, cache: Cache, conversations: dict) -> float | None:
-    """recall@10 of cosine over every line of the LoCoMo conversation holding the question (None for LongMemEval)."""
-    if a.benchmark != "LoCoMo":
+    """recall@10 of cosine over every line of the conversation holding the question (None for LongMemEval)."""
+    if not a.conversation:
         return None
-    conv = next(c for c in conversations.values() if any(q.text == a.text for q in c.questions))
+    conv = conversations[(a.benchmark, a.conversation)]
     q = cache.get("query", a.text)
     vecs = np.stack([cache.get("doc", t.text) for t in conv.turns])
     best = np.argsort(-(vecs @ q), kind="stable")[:10]

@@ -107,6 +107,8 @@ HOSTILE = {
     "a rumour": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Rumour has it Sarah lives in Paris.",)),
     "donated 30": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah donated 30 cats to the shelter.",)),
     "ran 35 laps": ("Sarah is 34.", "Sarah is 35.", ("Sarah ran 35 laps.",)),
+    "30 cats' worth": ("Sarah has 3 cats.", "Sarah has 30 cats.", ("Sarah bought 30 cats' worth of food.",)),
+    "2 weeks' worth": ("Sarah is away 3 days.", "Sarah is away 2 weeks.", ("Sarah packed 2 weeks' worth of clothes.",)),
     "moving next year": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah is moving to Paris next year.",)),
     "going to move": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah is going to move to Paris.",)),
     "moves soon": ("Sarah lives in Berlin.", "Sarah lives in Paris.", ("Sarah moves to Paris soon.",)),
@@ -164,6 +166,7 @@ def add(line: str, evidence: tuple[str, ...]) -> bool:
     ("Sarah lives in Paris.", "Sarah is moving to Paris next month."),
     ("Lives in Paris.", "Sarah visited Paris."),
     ("Sarah has 30 cats.", "Sarah wants 30 cats."),
+    ("Sarah has 30 cats.", "Sarah bought 30 cats' worth of food."),
     ("Sarah is allergic to peanuts.", "Sarah ate peanuts at lunch."),
     ("Sarah plays chess on Sundays.", "Tom plays chess on Sundays."),
 ])
@@ -175,6 +178,7 @@ def test_an_invented_line_needs_evidence_that_says_it(line, evidence):
     ("Sarah lives in Paris.", "Sarah moved to Paris."),
     ("Sarah has a dog called Rex.", "Sarah got a dog called Rex."),
     ("Sarah has a cat.", "Sarah has a cat now, she said."),
+    ("Sarah bought a week's worth of food.", "Sarah bought a week's worth of food for the trip."),
 ])
 def test_an_addition_the_evidence_says_lands(line, evidence):
     assert add(line, (evidence,))

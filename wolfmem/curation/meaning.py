@@ -200,6 +200,11 @@ def as_so(evidence: str, fact: str) -> bool:
         _SHORT_OF & set(e.roles.markers)) - set(f.roles.markers)
 
 
+# "30 cats' worth of food" is an amount of food: the number and the noun before "worth of" measure it, and
+# say nothing of cats.
+_MEASURE = re.compile(r"(?:\b[\w$\u20ac\u00a3.,]+\s+)?\b\w+(?:['\u2019]s|s['\u2019])?\s+worth\s+of\b", re.IGNORECASE)
+
+
 def states(evidence: str, fact: str, who: Subject) -> bool:
     """Whether `evidence` says what `fact` says, as so, of `who`: see the module docstring.
 
@@ -208,7 +213,9 @@ def states(evidence: str, fact: str, who: Subject) -> bool:
     """
     if not as_so(evidence, fact):
         return False
-    f, e = read(fact), read(evidence)
+    f, e = read(_MEASURE.sub(" ", fact)), read(_MEASURE.sub(" ", evidence))
+    if (f.numbers | f.times) & (read(evidence).words - e.words):
+        return False  # the fact's value is in the evidence only as a measure
     missing = f.plain - e.words - who - {wording.stem(word) for word in who}
     changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
     # What someone is or has is said with "is" or "has" too ("Sarah has 30 cats" / "Sarah donated 30 cats").
@@ -247,7 +254,7 @@ def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool
     """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
     if not about(evidence, who, read(fact).words, subjects) or not as_so(evidence, fact):
         return False
-    if carries(evidence, fact):
+    if carries(_MEASURE.sub(" ", evidence), _MEASURE.sub(" ", fact)):
         return True
     a, e = read(fact), read(evidence)
     if a.negated != e.negated or relate(fact, evidence) is Relation.CONTRADICTS:

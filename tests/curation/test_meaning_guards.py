@@ -17,6 +17,7 @@ from wolfmem import Memory
 from wolfmem.curation.audit.run import run_audit
 from wolfmem.curation.contract import Change, ChangeKind
 from wolfmem.curation.evidence import Safeguards
+from wolfmem.curation.meaning import without_measures
 from wolfmem.curation.run import run
 from wolfmem.curation.validate import validate
 
@@ -389,3 +390,14 @@ def test_save_still_deduplicates_a_paraphrase(tmp_path, config, first, second):
     with Memory(tmp_path / "v", config) as mem:
         assert mem.save(first, "people", "Sarah").status == "saved"
         assert mem.save(second, "people", "Sarah").status == "duplicate"
+
+
+@pytest.mark.parametrize(("text", "left"), [
+    ("Sarah bought 30 cats' worth of food.", "Sarah bought food."),
+    ("Sarah packed 2 weeks\u2019 worth of clothes and $5 worth of snacks.", "Sarah packed clothes and snacks."),
+    ("Sarah bought a week's worth of food.", "Sarah bought food."),
+    ("Sarah's house is worth 300k.", "Sarah's house is worth 300k."),
+    ("x" * 200_000 + " 3 days' worth of food", "x" * 200_000 + " food"),
+])
+def test_a_measure_before_worth_of_is_taken_out_of_the_evidence(text, left):
+    assert " ".join(without_measures(text).split()) == left

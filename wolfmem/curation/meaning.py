@@ -201,8 +201,22 @@ def as_so(evidence: str, fact: str) -> bool:
 
 
 # "30 cats' worth of food" is an amount of food: the number and the noun before "worth of" measure it, and
-# say nothing of cats.
-_MEASURE = re.compile(r"(?:\b[\w$\u20ac\u00a3.,]+\s+)?\b\w+(?:['\u2019]s|s['\u2019])?\s+worth\s+of\b", re.IGNORECASE)
+# say nothing of cats. Found from "worth of" back, at most MEASURE_CHARS before it, so a long line costs one pass.
+_WORTH_OF = re.compile(r"\bworth\s+of\b", re.IGNORECASE)
+_MEASURED = re.compile(
+    r"(?:\b(?:an?|\d[\d.,]{0,20})\s+)?[$\u20ac\u00a3]?\b\w{1,40}(?:['\u2019]s|s['\u2019])?\s+$", re.IGNORECASE)
+MEASURE_CHARS = 100
+
+
+def without_measures(text: str) -> str:
+    """`text` with each measure before "worth of" taken out: "bought 30 cats' worth of food" → "bought food"."""
+    kept, last = [], 0
+    for found in _WORTH_OF.finditer(text):
+        head = text[last:found.start()]
+        measure = _MEASURED.search(head, max(0, len(head) - MEASURE_CHARS))
+        kept += [head[: measure.start()] if measure else head, " "]
+        last = found.end()
+    return "".join(kept) + text[last:]
 
 
 def states(evidence: str, fact: str, who: Subject) -> bool:
@@ -213,7 +227,7 @@ def states(evidence: str, fact: str, who: Subject) -> bool:
     """
     if not as_so(evidence, fact):
         return False
-    f, e = read(_MEASURE.sub(" ", fact)), read(_MEASURE.sub(" ", evidence))
+    f, e = read(without_measures(fact)), read(without_measures(evidence))
     if (f.numbers | f.times) & (read(evidence).words - e.words):
         return False  # the fact's value is in the evidence only as a measure
     missing = f.plain - e.words - who - {wording.stem(word) for word in who}
@@ -254,7 +268,7 @@ def supports(evidence: str, fact: str, who: Subject, subjects: Subjects) -> bool
     """Whether an evidence line backs `fact` (about `who`) being on file: see the module docstring."""
     if not about(evidence, who, read(fact).words, subjects) or not as_so(evidence, fact):
         return False
-    if carries(_MEASURE.sub(" ", evidence), _MEASURE.sub(" ", fact)):
+    if carries(without_measures(evidence), without_measures(fact)):
         return True
     a, e = read(fact), read(evidence)
     if a.negated != e.negated or relate(fact, evidence) is Relation.CONTRADICTS:

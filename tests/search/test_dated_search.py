@@ -139,6 +139,16 @@ def test_a_fact_just_outside_the_named_week_still_competes(memory: Memory, vault
     assert [h.date for h in memory.search(question, today="2023-05-30")][:1] == ["2023-05-24"]
 
 
+def test_the_day_named_ranks_above_the_days_around_it(memory: Memory, vault: Path) -> None:
+    # "on 19.01.2024" searches 12 to 26 January first; of its facts the one told that day comes first, though
+    # the one told a week before holds the words more often (faded by a week: half its score).
+    day(vault, "2024-01-12", ["Paola met friends for coffee with friends"])
+    day(vault, "2024-01-19", ["Paola met friends at the lake"])
+    day(vault, "2024-01-22", ["Paola met her friends at the museum with friends"])
+    hits = memory.search("Where did Paola meet her friends on 19.01.2024?", today="2024-01-28")
+    assert [h.date for h in hits] == ["2024-01-19", "2024-01-22", "2024-01-12"]
+
+
 def test_a_score_halves_every_fade_days_outside_the_window() -> None:
     window = Window(date(2023, 5, 22), date(2023, 6, 4))
     one = IndexHit(path="episodes/x.md", source="episodes", section="", line=3, text="x", date="", score=8.0)

@@ -203,6 +203,16 @@ def test_a_day_number_before_a_month_is_part_of_the_date(query: str) -> None:
     assert "7" not in dated.text.split()
 
 
+@pytest.mark.parametrize(("query", "text", "day"), [
+    ("What did Kevin watch on the night of 10.01.2024?", "What did Kevin watch night ?", "2024-01-10"),
+    ("What did I cook on the evening of 3 May 2023?", "What did I cook evening ?", "2023-05-03"),
+])
+def test_a_part_of_the_day_in_a_date_phrase_stays_a_search_word(query: str, text: str, day: str) -> None:
+    dated = read(query, TODAY)
+    assert dated.period == Window(d(day), d(day))
+    assert dated.text == text
+
+
 def test_prepare_loads_dateparser_so_a_servers_first_dated_query_finds_it_loaded() -> None:
     probe = (
         "import sys\n"

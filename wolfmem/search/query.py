@@ -35,8 +35,8 @@ POOL = 30
 MAX_SEARCHED_TERMS = 32
 # How strongly a term's rarity weighs on top of BM25's own IDF (weight = (idf / top idf) ** RARITY).
 RARITY = 1.0
-# Outside a query's date window a fact's score halves every FADE days it lies outside (0: the window
-# is a hard edge, and the facts outside it only fill the list after every fact inside).
+# A fact's score halves every FADE days it lies from the period a query names (0: no fading, and the
+# window is a hard edge: the facts outside it only fill the list after every fact inside).
 FADE = DAY_SLACK.days
 
 
@@ -81,8 +81,10 @@ def run(
 
     `dates` is what query_dates read from the query; `text` is then the query without its dates.
     A query of dates alone ("what did I do yesterday?") lists the facts of the named period.
-    A fact just outside the window still competes, its score faded by how far outside it lies
-    (`faded`): people name periods loosely ("last week" for a jog told two days before that week).
+    The window (the period with some slack) is searched first, so its facts are all candidates; then every
+    candidate's score is faded by how far from the named period it was told (`faded`): the day named beats the
+    days around it, and a fact outside the window still competes, since people name periods loosely ("last
+    week" for a jog told two days before that week).
     When no fact at all lies inside the window, the date's words are searched with the rest, unfaded.
     """
     terms = plan(index, text)
@@ -110,8 +112,10 @@ def run(
     rest = [hit for hit in _ranked(index, terms, filters, max(limit, POOL)) if (hit.path, hit.line) not in placed]
     if not FADE:
         return inside + rest[: limit - len(inside)]
-    outside = [faded(hit, dates.window) for hit in rest]
-    return sorted(inside + outside, key=lambda hit: -hit.score)[:limit]  # stable: a tie goes to the fact inside
+    # Every fact is faded by how far it lies from the period named, the window's facts too: of two facts told in
+    # the week around "on 19.01.2024", the one told that day ranks first.
+    nearer = [faded(hit, dates.period or dates.window) for hit in inside + rest]
+    return sorted(nearer, key=lambda hit: -hit.score)[:limit]  # stable: a tie goes to the fact inside the window
 
 
 def faded(hit: IndexHit, window: Window) -> IndexHit:

@@ -54,6 +54,7 @@ _RELATIVE = (
 _DOTTED = r"\d{1,2}\.\d{1,2}\.(?:19|20)\d\d"
 _NUMERIC = r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}|" + _DOTTED
 _PREPOSITION = r"in|on|of|since|during|until|till|by|from|before|after|between|and|through|throughout"
+_PART_OF_DAY = re.compile(r"\b(?:morning|afternoon|evening|night|weekend)\b", re.IGNORECASE)
 # Cheap test run on every query: could it name a date at all? Only then is dateparser loaded.
 DATE_HINT = re.compile(rf"\d|\b(?:{_MONTHS}|{_WEEKDAYS}|{_RELATIVE})\b", re.IGNORECASE)
 _SURE = re.compile(rf"\b(?:{_RELATIVE})\b|(?<!\d)(?:{_NUMERIC})(?!\d)", re.IGNORECASE)
@@ -154,9 +155,11 @@ def read(query: str, today: date) -> DatedQuery:
     )
     text = query
     for start, end, _, _ in sorted(found, reverse=True):
-        # The preposition that led into the date goes with it: "since", "between" are not topics.
+        # The preposition that led into the date goes with it: "since", "between" are not topics. A part of the
+        # day stays a search word: it says what as well as when ("the night of 10.01" / "had a great night").
         led = _LED.search(text[:start])
-        text = text[: led.start() if led else start] + " " + text[end:]
+        kept_words = " ".join(_PART_OF_DAY.findall(text[start:end]))
+        text = text[: led.start() if led else start] + f" {kept_words} " + text[end:]
     widened = [widen(window, kind) for window, kind in kept]
     return DatedQuery(
         text=" ".join(text.split()),

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -145,7 +145,8 @@ def collect(chats: dict[str, Path], lme_dir: Path, limit: int, work: Path) -> tu
     asked: list[Asked] = []
     conversations = {}
     for bench, folder in chats.items():
-        for conv, memory, where in chat_vaults(bench, folder, work):
+        reader = eval_realtalk.load if bench == "REALTALK" else eval_locomo.load
+        for conv, memory, where in eval_locomo.conversations(folder, work / bench.replace(" ", "-"), reader):
             conversations[(bench, conv.name)] = conv
             fts = fts5_ranker(conv.turns)
             names = eval_realtalk.CATEGORIES if bench == "REALTALK" else eval_locomo.CATEGORIES
@@ -158,21 +159,6 @@ def collect(chats: dict[str, Path], lme_dir: Path, limit: int, work: Path) -> tu
         asked.append(Asked("LongMemEval", "", item.kind, item.text, dated, item.evidence,
                            pooled(memory, where, item.text, item.today), fts5_ranker(item.turns)(item.text)))
     return asked, conversations
-
-
-def chat_vaults(bench: str, folder: Path, work: Path
-                ) -> Iterator[tuple[eval_locomo.Conversation, wolfmem.Memory, dict]]:
-    """A benchmark's conversations, each with a synced Memory over its turns (REALTALK's or LoCoMo's layout)."""
-    if bench != "REALTALK":
-        yield from eval_locomo.conversations(folder, work / bench.replace(" ", "-"))
-        return
-    for path in sorted(folder.glob("*.json")):
-        chat = eval_realtalk.load(path)
-        memory, where = eval_locomo.build_vault(chat.turns, work / f"realtalk-{chat.name}")
-        try:
-            yield chat, memory, where
-        finally:
-            memory.close()
 
 
 Variant = tuple[str, int, float, float]  # (kind, K, weight, constant)
@@ -334,36 +320,38 @@ def union_report(asked: list[Asked], cache: Cache, conversations: dict) -> str:
     benches = sorted({a.benchmark for a in asked if a.conversation})
     out = ["| K | w | c | credit | " + " | ".join(f"{b}: pool only | pool + dense top K" for b in benches) + " |",
            "|---:|---:|---:|---:|" + "---:|---:|" * len(benches)]
+    parts = (0.0, 0.5, 0.75)
     dense = {}
     for a in asked:
         if a.conversation:
             conv = conversations[(a.benchmark, a.conversation)]
             cos = np.stack([cache.get("doc", t.text) for t in conv.turns]) @ cache.get("query", a.text)
-            dense[id(a)] = (conv, cos)
-    for k, w, c, part in itertools.product((30, 50), RRF_W, (10, 20), (0.0, 0.5, 0.75)):
+            sessions = np.array([t.session for t in conv.turns])
+            dense[id(a)] = (conv, {part: credited(sessions, cos, part) for part in parts})
+    for k, w, c, part in itertools.product((30, 50), RRF_W, (10, 20), parts):
         cells = []
         for bench in benches:
             alone, joined = [], []
             for a in (a for a in asked if a.benchmark == bench):
-                conv, cos = dense[id(a)]
+                conv, scores = dense[id(a)]
                 fused = rerank(a, cache.get("query", a.text), cache, ("rrf", k, w, c)) or []
                 alone.append(recall(fused, a.evidence, 10))
-                top = joined_top(a.pools[k].ids, conv, credited(conv, cos, part), k, w, c)
+                top = joined_top(a.pools[k].ids, conv, scores[part], k, w, c)
                 joined.append(recall(top, a.evidence, 10))
             cells += [statistics.fmean(alone), statistics.fmean(joined)]
         out.append(f"| {k} | {w} | {c} | {part} | " + " | ".join(f"{v:.3f}" for v in cells) + " |")
     return "\n".join(out)
 
 
-def credited(conv: eval_locomo.Conversation, cos: np.ndarray, part: float) -> np.ndarray:
+def credited(sessions: np.ndarray, cos: np.ndarray, part: float) -> np.ndarray:
     """Each line's cosine plus `part` of its best same-session neighbour's, up to two lines away."""
     if not part:
         return cos
     best = np.full(len(cos), -np.inf)
-    for shift in (-2, -1, 1, 2):
-        for i in range(max(0, -shift), min(len(cos), len(cos) - shift)):
-            if conv.turns[i].session == conv.turns[i + shift].session:
-                best[i] = max(best[i], cos[i + shift])
+    for shift in (1, 2):
+        same = sessions[shift:] == sessions[:-shift]  # line i and line i + shift share a session
+        best[:-shift] = np.where(same, np.maximum(best[:-shift], cos[shift:]), best[:-shift])
+        best[shift:] = np.where(same, np.maximum(best[shift:], cos[:-shift]), best[shift:])
     return cos + part * np.where(np.isfinite(best), best, 0.0)
 
 

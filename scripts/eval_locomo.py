@@ -153,12 +153,13 @@ def build_vault(
     return memory, where
 
 
-def conversations(folder: Path, work: Path
+def conversations(folder: Path, work: Path, reader: Callable[[Path], Conversation] | None = None
                   ) -> Iterator[tuple[Conversation, wolfmem.Memory, dict[tuple[str, int], str]]]:
-    """Each conversation of a LoCoMo folder with a synced Memory over its turns, closed when the next is asked for."""
+    """Each conversation of a folder (LoCoMo's layout, or what `reader` reads) with a synced Memory over its
+    turns, closed when the next is asked for."""
     for path in sorted(folder.glob("*.json")):
-        conversation = load(path)
-        memory, where = build_vault(conversation.turns, work / f"locomo-{conversation.name}")
+        conversation = (reader or load)(path)
+        memory, where = build_vault(conversation.turns, work / f"chat-{conversation.name}")
         try:
             yield conversation, memory, where
         finally:

@@ -104,15 +104,9 @@ def locomo(folder: Path, work: Path) -> Scores:
 def realtalk(folder: Path, work: Path) -> Scores:
     """Every variant's recalls on the REALTALK chats."""
     scores = Scores([], defaultdict(list), defaultdict(list))
-    for path in sorted(folder.glob("*.json")):
-        chat = eval_realtalk.load(path)
-        memory, where = eval_locomo.build_vault(chat.turns, work / f"realtalk-{chat.name}")
-        try:
-            questions = [(eval_realtalk.CATEGORIES[q.category], q.text, q.evidence, chat.today)
-                         for q in chat.questions]
-            ask_all(memory, where, questions, scores)
-        finally:
-            memory.close()
+    for chat, memory, where in eval_locomo.conversations(folder, work, eval_realtalk.load):
+        questions = [(eval_realtalk.CATEGORIES[q.category], q.text, q.evidence, chat.today) for q in chat.questions]
+        ask_all(memory, where, questions, scores)
     return scores
 
 

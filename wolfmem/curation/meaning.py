@@ -227,8 +227,9 @@ def states(evidence: str, fact: str, who: Subject) -> bool:
     """
     if not as_so(evidence, fact):
         return False
-    f, e = read(without_measures(fact)), read(without_measures(evidence))
-    if (f.numbers | f.times) & (read(evidence).words - e.words):
+    measured = without_measures(evidence)
+    f, e = read(without_measures(fact)), read(measured)
+    if measured != evidence and (f.numbers | f.times) & (read(evidence).words - e.words):
         return False  # the fact's value is in the evidence only as a measure
     missing = f.plain - e.words - who - {wording.stem(word) for word in who}
     changed = bool((e.plain & _CHANGE) - f.plain) or ("take" in e.plain and "over" in e.roles.markers)
